@@ -1,0 +1,43 @@
+#!/usr/bin/env node
+// Bundles the CLI and each hook entrypoint into dist/ with esbuild. Native and model packages stay external (they
+// load files relative to themselves; see ../shared/reference/dependencies.md §7), everything else is inlined so a
+// hook process parses one file.
+//
+//   node scripts/build.mjs
+import { build } from 'esbuild';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { HOOK_ENTRIES } from './install-state.mjs';
+
+const root = dirname(dirname(fileURLToPath(import.meta.url)));
+const started = performance.now();
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+
+/** Loaded at run time from node_modules, never bundled. */
+export const EXTERNAL = ['better-sqlite3', 'sqlite-vec', '@xenova/transformers', '@energetic-ai/*', 'onnxruntime-node', 'sharp'];
+
+const entryPoints = {
+  cli: join(root, 'src/cli/main.ts'),
+  ...Object.fromEntries(HOOK_ENTRIES.map((entry) => [`hooks/${entry}`, join(root, `src/hooks/${entry}.ts`)])),
+};
+
+rmSync(join(root, 'dist'), { recursive: true, force: true });
+mkdirSync(join(root, 'dist'), { recursive: true });
+await build({
+  entryPoints,
+  outdir: join(root, 'dist'),
+  outExtension: { '.js': '.mjs' },
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  external: EXTERNAL,
+  // Bundled CommonJS dependencies call require() for Node built-ins; ESM has no require, so give them one.
+  banner: { js: "import { createRequire as __engramRequire } from 'node:module';\nconst require = __engramRequire(import.meta.url);" },
+  define: { __ENGRAM_VERSION__: JSON.stringify(pkg.version) },
+  legalComments: 'none',
+  logLevel: 'warning',
+});
+writeFileSync(join(root, 'dist', 'build.json'), `${JSON.stringify({ version: pkg.version, built_at: new Date().toISOString() })}\n`);
+process.stdout.write(`built dist/ (${Object.keys(entryPoints).length} bundles) in ${Math.round(performance.now() - started)} ms\n`);

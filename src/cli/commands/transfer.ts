@@ -1,0 +1,78 @@
+import { closeSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { EngramError } from '../../core/index.js';
+import { exportEngrams, importEngrams } from '../../services/index.js';
+import { renderFields } from '../render.js';
+import type { Action } from '../program.js';
+
+/** Reads all of stdin as text. */
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** export, import. */
+export function registerTransferCommands(program: Command, action: Action): void {
+  program
+    .command('export')
+    .description('write every engram with its learning state as JSON lines (stdout, or --output FILE)')
+    .option('-o, --output <file>', 'write to this file (atomically) instead of stdout')
+    .option('--project <name>', 'only this project')
+    .option('--include-deleted', 'include soft-deleted engrams')
+    .action(
+      action((context, flags: { output?: string; project?: string; includeDeleted?: boolean }) => {
+        const store = context.store();
+        const options = {
+          includeDeleted: flags.includeDeleted ?? false,
+          ...(flags.project !== undefined ? { project: flags.project } : {}),
+        };
+        if (!flags.output) {
+          exportEngrams(store, (line) => context.io.stdout.write(`${line}\n`), options);
+          return { result: undefined, pretty: () => '' };
+        }
+        const target = resolve(context.io.cwd, flags.output);
+        const temporary = `${target}.${process.pid}.tmp`;
+        let count: number;
+        try {
+          const fd = openSync(temporary, 'w', 0o600);
+          try {
+            ({ count } = exportEngrams(store, (line) => writeSync(fd, `${line}\n`), options));
+          } finally {
+            closeSync(fd);
+          }
+          renameSync(temporary, target);
+        } catch (error) {
+          if (error instanceof EngramError) throw error;
+          throw new EngramError('IO', `could not write ${target}: ${(error as Error).message}`, { cause: error });
+        }
+        const result = { exported: count, file: target };
+        return { result, pretty: () => `exported ${count} engrams to ${target}` };
+      }),
+    );
+
+  program
+    .command('import')
+    .description('read engrams from JSON lines: an export, or minimal {"text", "category"?, "tags"?} lines')
+    .argument('[file]', "file to read ('-' or nothing: stdin)")
+    .option('--dry-run', 'validate and count, write nothing')
+    .action(
+      action(async (context, file: string | undefined, flags: { dryRun?: boolean }) => {
+        let text: string;
+        if (file === undefined || file === '-') {
+          text = await readAll(context.io.stdin);
+        } else {
+          const path = resolve(context.io.cwd, file);
+          try {
+            text = readFileSync(path, 'utf8');
+          } catch (error) {
+            const code = (error as NodeJS.ErrnoException).code;
+            throw new EngramError(code === 'ENOENT' ? 'NOT_FOUND' : 'IO', `cannot read ${path}: ${(error as Error).message}`);
+          }
+        }
+        const report = importEngrams(context.store(), text.split('\n'), { dryRun: flags.dryRun ?? false, now: context.io.now });
+        return { result: report, pretty: () => renderFields({ ...report }) };
+      }),
+    );
+}

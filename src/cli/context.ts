@@ -1,0 +1,60 @@
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadSettings, openStore, readEnv, type EngramEnv, type Settings, type Store } from '../core/index.js';
+import type { Output } from './output.js';
+
+/** Everything a command may touch; `runCli` builds it from the real process, tests from fakes. */
+export interface CliIo extends Output {
+  stdin: NodeJS.ReadableStream;
+  env: Record<string, string | undefined>;
+  cwd: string;
+  now: () => Date;
+}
+
+/** Per-invocation state shared by the commands: lazily loaded settings and store, closed at the end. */
+export interface CliContext {
+  io: CliIo;
+  /** Folder the running CLI was installed in (holds dist/, node_modules/, hooks/). */
+  installRoot: string;
+  /** The environment variables in effect (`--home` becomes `ENGRAM_HOME`). */
+  vars: Record<string, string | undefined>;
+  /** The environment as Engram reads it. */
+  env(): EngramEnv;
+  /** Loads settings once; `--home` overrides `$ENGRAM_HOME`. */
+  settings(): Settings;
+  /** Opens the store once. */
+  store(): Store;
+  close(): void;
+}
+
+/** The install folder of the running bundle: dist/cli.mjs → one level up; src/cli/context.ts (tests) → two. */
+function defaultInstallRoot(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  return here.endsWith('/src/cli') ? dirname(dirname(here)) : dirname(here);
+}
+
+/** Creates the context for one CLI run. */
+export function createCliContext(io: CliIo, options: { home?: string; installRoot?: string } = {}): CliContext {
+  let settings: Settings | undefined;
+  let store: Store | undefined;
+  const vars = options.home ? { ...io.env, ENGRAM_HOME: options.home } : io.env;
+  const context: CliContext = {
+    io,
+    installRoot: options.installRoot ?? defaultInstallRoot(),
+    vars,
+    env: () => readEnv(vars, { cwd: io.cwd }),
+    settings() {
+      settings ??= loadSettings(context.env());
+      return settings;
+    },
+    store() {
+      const current = context.settings();
+      store ??= openStore({ path: current.paths.db, busyTimeoutMs: current.config.store.busy_timeout_ms });
+      return store;
+    },
+    close() {
+      store?.close();
+    },
+  };
+  return context;
+}

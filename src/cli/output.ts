@@ -1,0 +1,59 @@
+import { isEngramError, toEngramError, type EngramError, type ErrorCode } from '../core/index.js';
+
+/**
+ * Exit codes, stable for scripts and agents:
+ * 0 success; 1 internal error (a bug); 2 usage or invalid input (including config.json); 3 not found;
+ * 4 store or installation unavailable (locked, newer schema, native module missing, I/O).
+ */
+export const EXIT_CODES: Record<ErrorCode, number> = {
+  USAGE: 2,
+  INVALID_INPUT: 2,
+  CONFIG_INVALID: 2,
+  NOT_FOUND: 3,
+  STORE_UNAVAILABLE: 4,
+  STORE_LOCKED: 4,
+  STORE_TOO_NEW: 4,
+  NATIVE_MODULE_MISSING: 4,
+  IO: 4,
+  INTERNAL: 1,
+};
+
+/** Where command output goes. */
+export interface Output {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown };
+}
+
+/** Prints a result: one line of JSON by default, or the human rendering with --pretty. */
+export function emit<T>(out: Output, result: T, pretty: boolean, render: (result: T) => string): void {
+  if (pretty) {
+    const text = render(result);
+    out.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+  } else {
+    out.stdout.write(`${JSON.stringify(result)}\n`);
+  }
+}
+
+/**
+ * Prints an error on stderr — `{"error":{"code","message","details"?}}` by default, a sentence with --pretty — and
+ * returns the exit code. Internal errors keep their stack in the JSON so a bug report has it.
+ */
+export function reportError(out: Output, error: unknown, pretty: boolean): number {
+  const engramError: EngramError = toEngramError(error);
+  const code = engramError.code;
+  if (pretty) {
+    out.stderr.write(`engram: ${code === 'INTERNAL' ? 'internal error: ' : ''}${engramError.message}\n`);
+    const errors = engramError.details?.errors;
+    if (Array.isArray(errors)) {
+      for (const item of errors.slice(0, 20) as Array<{ line: number; message: string }>) {
+        out.stderr.write(`  line ${item.line}: ${item.message}\n`);
+      }
+    }
+  } else {
+    const payload: Record<string, unknown> = { code, message: engramError.message };
+    if (engramError.details) payload.details = engramError.details;
+    if (!isEngramError(error) && error instanceof Error && error.stack) payload.stack = error.stack;
+    out.stderr.write(`${JSON.stringify({ error: payload })}\n`);
+  }
+  return EXIT_CODES[code];
+}

@@ -1,0 +1,63 @@
+import { homedir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import { z } from 'zod';
+
+/** Log levels, most verbose first. */
+export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+export const LogLevelSchema = z.enum(LOG_LEVELS);
+export type LogLevel = z.infer<typeof LogLevelSchema>;
+
+/**
+ * Everything Engram reads from the process environment. This module is the only one that touches `process.env`;
+ * the rest of the code receives an `EngramEnv`.
+ */
+export interface EngramEnv {
+  /** `$ENGRAM_HOME`, default `~/.engram`. Always absolute. */
+  home: string;
+  /** `$ENGRAM_LOG_LEVEL`, overrides config.json's `log.level`. */
+  logLevel: LogLevel | undefined;
+  /** The user's home folder (`$HOME`). */
+  userHome: string;
+  /** Claude Code's config root: `$CLAUDE_CONFIG_DIR`, default `~/.claude`. */
+  claudeConfigDir: string;
+  /** Codex's home: `$CODEX_HOME`, default `~/.codex`. */
+  codexHome: string;
+  /** Set when a hook runs inside a plugin: `$CLAUDE_PLUGIN_ROOT` or Codex's `$PLUGIN_ROOT`. */
+  pluginRoot: string | undefined;
+  /** True when Codex launched us (`$PLUGIN_ROOT` or `$CODEX_HOME` is set), false when Claude Code did. */
+  codexHookEnv: boolean;
+  /** True when Claude Code launched us (`$CLAUDE_PROJECT_DIR` is only set by Claude Code). */
+  claudeHookEnv: boolean;
+}
+
+type Vars = Record<string, string | undefined>;
+
+const nonEmpty = (value: string | undefined): string | undefined => (value && value.trim() !== '' ? value : undefined);
+
+/** Expands a leading `~` and makes a path absolute against `cwd`. */
+export function absolutePath(path: string, userHome: string, cwd: string): string {
+  const expanded = path === '~' ? userHome : path.startsWith('~/') ? join(userHome, path.slice(2)) : path;
+  return isAbsolute(expanded) ? expanded : resolve(cwd, expanded);
+}
+
+/**
+ * Reads Engram's environment variables.
+ * @param vars the environment, default `process.env`
+ * @param options `homedir` and `cwd` for tests
+ */
+export function readEnv(vars: Vars = process.env, options: { homedir?: string; cwd?: string } = {}): EngramEnv {
+  const userHome = options.homedir ?? nonEmpty(vars.HOME) ?? homedir();
+  const cwd = options.cwd ?? process.cwd();
+  const level = nonEmpty(vars.ENGRAM_LOG_LEVEL)?.toLowerCase();
+  const home = nonEmpty(vars.ENGRAM_HOME);
+  return {
+    home: home ? absolutePath(home, userHome, cwd) : join(userHome, '.engram'),
+    logLevel: LogLevelSchema.safeParse(level).success ? (level as LogLevel) : undefined,
+    userHome,
+    claudeConfigDir: absolutePath(nonEmpty(vars.CLAUDE_CONFIG_DIR) ?? join(userHome, '.claude'), userHome, cwd),
+    codexHome: absolutePath(nonEmpty(vars.CODEX_HOME) ?? join(userHome, '.codex'), userHome, cwd),
+    pluginRoot: nonEmpty(vars.CLAUDE_PLUGIN_ROOT) ?? nonEmpty(vars.PLUGIN_ROOT),
+    codexHookEnv: Boolean(nonEmpty(vars.PLUGIN_ROOT) ?? nonEmpty(vars.CODEX_HOME)),
+    claudeHookEnv: Boolean(nonEmpty(vars.CLAUDE_PROJECT_DIR)),
+  };
+}

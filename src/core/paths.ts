@@ -1,0 +1,26 @@
+import { join } from 'node:path';
+
+/** Where Engram keeps its data inside `$ENGRAM_HOME`. One place, so docs/ARCHITECTURE.md can point at it. */
+export interface HomePaths {
+  /** `$ENGRAM_HOME` itself (default `~/.engram`). */
+  home: string;
+  /** The SQLite store (WAL mode: `engram.db-wal` and `engram.db-shm` sit beside it). */
+  db: string;
+  /** Optional user configuration. */
+  config: string;
+  /** Log folder; one rotating JSON-lines file per component. */
+  logs: string;
+  /** First-run bootstrap state and locks, one pair per plugin install folder. */
+  bootstrap: string;
+}
+
+/** Builds every data path from the home folder. */
+export function homePaths(home: string): HomePaths {
+  return {
+    home,
+    db: join(home, 'engram.db'),
+    config: join(home, 'config.json'),
+    logs: join(home, 'logs'),
+    bootstrap: join(home, 'bootstrap'),
+  };
+}

@@ -1,0 +1,308 @@
+import { randomUUID } from 'node:crypto';
+import type { Engram, Prerequisites, Scope, Source } from '../engram.js';
+import { contentHash } from '../engram.js';
+import { sanitizeText } from '../redact.js';
+import type { Database } from './database.js';
+
+/** An engram row as SQLite returns it. */
+interface EngramRow {
+  id: number;
+  uid: string;
+  kind: string;
+  title: string | null;
+  text: string;
+  content: string | null;
+  category: string;
+  tags: string;
+  prerequisites: string | null;
+  source: Source;
+  source_sessions: string;
+  tool_name: string | null;
+  occurrence_count: number;
+  times_matched: number;
+  last_matched_at: string | null;
+  pinned: number;
+  auto_pinned: number;
+  deprecated: number;
+  deprecated_reason: string | null;
+  project: string | null;
+  scope: Scope;
+  topic_key: string | null;
+  content_hash: string;
+  revision_count: number;
+  duplicate_count: number;
+  created_at: string;
+  updated_at: string;
+  last_seen_at: string;
+  deleted_at: string | null;
+}
+
+/** Every column, in schema order; the Engram type has exactly these keys. */
+export const ENGRAM_COLUMNS = [
+  'id', 'uid', 'kind', 'title', 'text', 'content', 'category', 'tags', 'prerequisites', 'source', 'source_sessions',
+  'tool_name', 'occurrence_count', 'times_matched', 'last_matched_at', 'pinned', 'auto_pinned', 'deprecated',
+  'deprecated_reason', 'project', 'scope', 'topic_key', 'content_hash', 'revision_count', 'duplicate_count',
+  'created_at', 'updated_at', 'last_seen_at', 'deleted_at',
+] as const satisfies ReadonlyArray<keyof Engram>;
+
+function fromRow(row: EngramRow): Engram {
+  return {
+    id: row.id,
+    uid: row.uid,
+    kind: row.kind,
+    title: row.title,
+    text: row.text,
+    content: row.content,
+    category: row.category,
+    tags: JSON.parse(row.tags) as string[],
+    prerequisites: row.prerequisites === null ? null : (JSON.parse(row.prerequisites) as Prerequisites),
+    source: row.source,
+    source_sessions: JSON.parse(row.source_sessions) as string[],
+    tool_name: row.tool_name,
+    occurrence_count: row.occurrence_count,
+    times_matched: row.times_matched,
+    last_matched_at: row.last_matched_at,
+    pinned: row.pinned === 1,
+    auto_pinned: row.auto_pinned === 1,
+    deprecated: row.deprecated === 1,
+    deprecated_reason: row.deprecated_reason,
+    project: row.project,
+    scope: row.scope,
+    topic_key: row.topic_key,
+    content_hash: row.content_hash,
+    revision_count: row.revision_count,
+    duplicate_count: row.duplicate_count,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    last_seen_at: row.last_seen_at,
+    deleted_at: row.deleted_at,
+  };
+}
+
+const sanitize = (value: string | null): string | null => (value === null ? null : sanitizeText(value).text);
+
+/**
+ * Converts engram fields to column values. Free-text columns are sanitised here, at the lowest write path, so no
+ * caller can store a secret or private span by going around a service; the content hash always follows the stored
+ * text.
+ */
+function toColumns(fields: Partial<Engram>): Record<string, unknown> {
+  const columns: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(fields)) {
+    if (value === undefined) continue;
+    switch (key as keyof Engram) {
+      case 'title':
+      case 'content':
+      case 'deprecated_reason':
+        columns[key] = sanitize(value as string | null);
+        break;
+      case 'text': {
+        const text = sanitizeText(value as string).text;
+        columns.text = text;
+        columns.content_hash = contentHash(text);
+        break;
+      }
+      case 'content_hash':
+        break; // derived from text, never taken from the caller
+      case 'tags':
+      case 'source_sessions':
+        columns[key] = JSON.stringify(value);
+        break;
+      case 'prerequisites':
+        columns[key] = value === null ? null : JSON.stringify(value);
+        break;
+      case 'pinned':
+      case 'auto_pinned':
+      case 'deprecated':
+        columns[key] = value ? 1 : 0;
+        break;
+      default:
+        columns[key] = value;
+    }
+  }
+  return columns;
+}
+
+/** A new engram: everything but the store-assigned id (which may be requested), uid and hash. */
+export type NewEngram = Omit<Engram, 'id' | 'uid' | 'content_hash'> & { id?: number; uid?: string };
+
+/** Filters for {@link EngramRepo.list}; all optional and combined with AND. */
+export interface EngramFilter {
+  /** Hierarchical: `development` matches `development` and `development/frontend`. */
+  category?: string;
+  /** All of these tags must be present. */
+  tags?: string[];
+  /** `null` means engrams without a project. */
+  project?: string | null;
+  scope?: Scope;
+  pinned?: boolean;
+  /** `exclude` (default), `include`, or `only`. */
+  deprecated?: 'exclude' | 'include' | 'only';
+  /** Include soft-deleted engrams. @default false */
+  includeDeleted?: boolean;
+  limit?: number;
+  offset?: number;
+}
+
+/** Counts for `engram status`. */
+export interface EngramCounts {
+  total: number;
+  active: number;
+  deprecated: number;
+  deleted: number;
+  pinned: number;
+  auto_pinned: number;
+  personal: number;
+  project: number;
+  projects: number;
+}
+
+const ITERATE_PAGE = 500;
+
+const escapeLike = (value: string): string => value.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/** SQL access to the engrams table. Callers own transactions. */
+export interface EngramRepo {
+  insert(engram: NewEngram): Engram;
+  get(id: number): Engram | undefined;
+  getByUid(uid: string): Engram | undefined;
+  findLiveByHash(hash: string, project: string | null, scope: Scope): Engram | undefined;
+  findLiveByTopic(topicKey: string, project: string | null, scope: Scope): Engram | undefined;
+  update(id: number, fields: Partial<Omit<Engram, 'id' | 'uid' | 'content_hash'>>): Engram;
+  hardDelete(id: number): boolean;
+  list(filter?: EngramFilter): { engrams: Engram[]; total: number };
+  /** Every engram in id order, for export; lazily read so large stores stream. */
+  iterate(options?: { includeDeleted?: boolean; project?: string | null }): IterableIterator<Engram>;
+  counts(): EngramCounts;
+}
+
+/** Builds the engram repository over a connection. */
+export function createEngramRepo(db: Database): EngramRepo {
+  const byId = db.prepare<[number], EngramRow>('SELECT * FROM engrams WHERE id = ?');
+  const byUid = db.prepare<[string], EngramRow>('SELECT * FROM engrams WHERE uid = ?');
+  const byHash = db.prepare<[string, string | null, Scope], EngramRow>(
+    'SELECT * FROM engrams WHERE content_hash = ? AND project IS ? AND scope = ? AND deleted_at IS NULL ORDER BY id LIMIT 1',
+  );
+  const byTopic = db.prepare<[string, string | null, Scope], EngramRow>(
+    'SELECT * FROM engrams WHERE topic_key = ? AND project IS ? AND scope = ? AND deleted_at IS NULL ORDER BY id LIMIT 1',
+  );
+
+  const get = (id: number): Engram | undefined => {
+    const row = byId.get(id);
+    return row ? fromRow(row) : undefined;
+  };
+
+  const where = (filter: EngramFilter): { sql: string; params: unknown[] } => {
+    const clauses: string[] = [];
+    const params: unknown[] = [];
+    if (!filter.includeDeleted) clauses.push('deleted_at IS NULL');
+    const deprecated = filter.deprecated ?? 'exclude';
+    if (deprecated === 'exclude') clauses.push('deprecated = 0');
+    if (deprecated === 'only') clauses.push('deprecated = 1');
+    if (filter.category !== undefined) {
+      clauses.push("(category = ? OR category LIKE ? ESCAPE '\\')");
+      params.push(filter.category, `${escapeLike(filter.category)}/%`);
+    }
+    for (const tag of filter.tags ?? []) {
+      clauses.push('EXISTS (SELECT 1 FROM json_each(engrams.tags) WHERE value = ?)');
+      params.push(tag);
+    }
+    if (filter.project !== undefined) {
+      clauses.push('project IS ?');
+      params.push(filter.project);
+    }
+    if (filter.scope !== undefined) {
+      clauses.push('scope = ?');
+      params.push(filter.scope);
+    }
+    if (filter.pinned !== undefined) {
+      clauses.push('pinned = ?');
+      params.push(filter.pinned ? 1 : 0);
+    }
+    return { sql: clauses.length ? `WHERE ${clauses.join(' AND ')}` : '', params };
+  };
+
+  return {
+    insert(engram) {
+      const uid = engram.uid ?? randomUUID();
+      const columns = toColumns({ ...engram, uid } as Partial<Engram>);
+      if (engram.id === undefined) delete columns.id;
+      const names = Object.keys(columns);
+      const info = db
+        .prepare(`INSERT INTO engrams (${names.join(', ')}) VALUES (${names.map((n) => `@${n}`).join(', ')})`)
+        .run(columns);
+      return get(Number(info.lastInsertRowid)) as Engram;
+    },
+    get,
+    getByUid(uid) {
+      const row = byUid.get(uid);
+      return row ? fromRow(row) : undefined;
+    },
+    findLiveByHash(hash, project, scope) {
+      const row = byHash.get(hash, project, scope);
+      return row ? fromRow(row) : undefined;
+    },
+    findLiveByTopic(topicKey, project, scope) {
+      const row = byTopic.get(topicKey, project, scope);
+      return row ? fromRow(row) : undefined;
+    },
+    update(id, fields) {
+      const columns = toColumns(fields as Partial<Engram>);
+      const names = Object.keys(columns);
+      if (names.length > 0) {
+        db.prepare(`UPDATE engrams SET ${names.map((n) => `${n} = @${n}`).join(', ')} WHERE id = @__id`).run({
+          ...columns,
+          __id: id,
+        });
+      }
+      return get(id) as Engram;
+    },
+    hardDelete(id) {
+      return db.prepare('DELETE FROM engrams WHERE id = ?').run(id).changes > 0;
+    },
+    list(filter = {}) {
+      const { sql, params } = where(filter);
+      const total = Number(db.prepare(`SELECT count(*) FROM engrams ${sql}`).pluck().get(...params));
+      const rows = db
+        .prepare<unknown[], EngramRow>(`SELECT * FROM engrams ${sql} ORDER BY id LIMIT ? OFFSET ?`)
+        .all(...params, filter.limit ?? -1, filter.offset ?? 0);
+      return { engrams: rows.map(fromRow), total };
+    },
+    *iterate(options = {}) {
+      // Keyset pages instead of a live cursor: better-sqlite3 keeps a connection busy while a cursor is open, and
+      // callers need it to read each engram's statistics.
+      const { sql, params } = where({
+        includeDeleted: options.includeDeleted ?? false,
+        deprecated: 'include',
+        ...(options.project === undefined ? {} : { project: options.project }),
+      });
+      const page = db.prepare<unknown[], EngramRow>(
+        `SELECT * FROM engrams ${sql ? `${sql} AND` : 'WHERE'} id > ? ORDER BY id LIMIT ${ITERATE_PAGE}`,
+      );
+      let after = 0;
+      for (;;) {
+        const rows = page.all(...params, after);
+        for (const row of rows) yield fromRow(row);
+        if (rows.length < ITERATE_PAGE) return;
+        after = (rows.at(-1) as EngramRow).id;
+      }
+    },
+    counts() {
+      const row = db
+        .prepare(
+          `SELECT count(*) AS total,
+                  coalesce(sum(deleted_at IS NULL AND deprecated = 0), 0) AS active,
+                  coalesce(sum(deleted_at IS NULL AND deprecated = 1), 0) AS deprecated,
+                  coalesce(sum(deleted_at IS NOT NULL), 0) AS deleted,
+                  coalesce(sum(deleted_at IS NULL AND pinned = 1), 0) AS pinned,
+                  coalesce(sum(deleted_at IS NULL AND auto_pinned = 1), 0) AS auto_pinned,
+                  coalesce(sum(deleted_at IS NULL AND scope = 'personal'), 0) AS personal,
+                  coalesce(sum(deleted_at IS NULL AND scope = 'project'), 0) AS project,
+                  count(DISTINCT CASE WHEN deleted_at IS NULL THEN project END) AS projects
+             FROM engrams`,
+        )
+        .get() as EngramCounts;
+      return row;
+    },
+  };
+}

@@ -1,0 +1,206 @@
+import { EngramError } from '../errors.js';
+import type { Database } from './database.js';
+
+/**
+ * One forward-only schema step. Migrations are never edited once released; a change is a new migration.
+ * `PRAGMA user_version` holds the last applied version; `schema_migrations` keeps the history.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/** The schema, step by step. docs/ARCHITECTURE.md describes every column. */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'engrams',
+    sql: `
+      CREATE TABLE engrams (
+        id               INTEGER PRIMARY KEY,
+        uid              TEXT    NOT NULL UNIQUE,
+        kind             TEXT    NOT NULL DEFAULT 'lesson',
+        title            TEXT,
+        text             TEXT    NOT NULL CHECK (length(text) > 0),
+        content          TEXT,
+        category         TEXT    NOT NULL DEFAULT 'general',
+        tags             TEXT    NOT NULL DEFAULT '[]' CHECK (json_valid(tags) AND json_type(tags) = 'array'),
+        prerequisites    TEXT    CHECK (prerequisites IS NULL OR (json_valid(prerequisites) AND json_type(prerequisites) = 'object')),
+        source           TEXT    NOT NULL DEFAULT 'manual' CHECK (source IN ('manual', 'extracted', 'feedback', 'import')),
+        source_sessions  TEXT    NOT NULL DEFAULT '[]' CHECK (json_valid(source_sessions) AND json_type(source_sessions) = 'array'),
+        tool_name        TEXT,
+        occurrence_count INTEGER NOT NULL DEFAULT 1 CHECK (occurrence_count >= 0),
+        times_matched    INTEGER NOT NULL DEFAULT 0 CHECK (times_matched >= 0),
+        last_matched_at  TEXT,
+        pinned           INTEGER NOT NULL DEFAULT 0 CHECK (pinned IN (0, 1)),
+        auto_pinned      INTEGER NOT NULL DEFAULT 0 CHECK (auto_pinned IN (0, 1)),
+        deprecated       INTEGER NOT NULL DEFAULT 0 CHECK (deprecated IN (0, 1)),
+        deprecated_reason TEXT,
+        project          TEXT,
+        scope            TEXT    NOT NULL DEFAULT 'personal' CHECK (scope IN ('project', 'personal')),
+        topic_key        TEXT,
+        content_hash     TEXT    NOT NULL,
+        revision_count   INTEGER NOT NULL DEFAULT 0 CHECK (revision_count >= 0),
+        duplicate_count  INTEGER NOT NULL DEFAULT 0 CHECK (duplicate_count >= 0),
+        created_at       TEXT    NOT NULL,
+        updated_at       TEXT    NOT NULL,
+        last_seen_at     TEXT    NOT NULL,
+        deleted_at       TEXT
+      );
+      CREATE INDEX engrams_live     ON engrams (deleted_at, deprecated);
+      CREATE INDEX engrams_category ON engrams (category);
+      CREATE INDEX engrams_project  ON engrams (project, scope);
+      CREATE INDEX engrams_hash     ON engrams (content_hash);
+      CREATE INDEX engrams_topic    ON engrams (topic_key) WHERE topic_key IS NOT NULL;
+      CREATE INDEX engrams_pinned   ON engrams (pinned) WHERE pinned = 1;
+    `,
+  },
+  {
+    version: 2,
+    name: 'sessions-and-prompts',
+    sql: `
+      CREATE TABLE sessions (
+        id               TEXT    PRIMARY KEY,
+        agent            TEXT    NOT NULL DEFAULT 'unknown' CHECK (agent IN ('claude', 'codex', 'unknown')),
+        project          TEXT,
+        cwd              TEXT,
+        repo_root        TEXT,
+        transcript_path  TEXT,
+        model            TEXT,
+        start_source     TEXT,
+        turns            INTEGER NOT NULL DEFAULT 0 CHECK (turns >= 0),
+        summary          TEXT,
+        started_at       TEXT    NOT NULL,
+        last_activity_at TEXT    NOT NULL,
+        ended_at         TEXT,
+        end_reason       TEXT
+      );
+      CREATE INDEX sessions_project ON sessions (project, started_at);
+      CREATE INDEX sessions_started ON sessions (started_at);
+
+      CREATE TABLE user_prompts (
+        id         INTEGER PRIMARY KEY,
+        uid        TEXT    NOT NULL UNIQUE,
+        session_id TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        prompt_key TEXT,
+        content    TEXT    NOT NULL,
+        project    TEXT,
+        created_at TEXT    NOT NULL,
+        UNIQUE (session_id, prompt_key)
+      );
+      CREATE INDEX user_prompts_session ON user_prompts (session_id, created_at);
+      CREATE INDEX user_prompts_project ON user_prompts (project, created_at);
+    `,
+  },
+  {
+    version: 3,
+    name: 'learning-state',
+    sql: `
+      CREATE TABLE engram_repo_stats (
+        engram_id       INTEGER NOT NULL REFERENCES engrams (id) ON DELETE CASCADE,
+        repo            TEXT    NOT NULL,
+        times_matched   INTEGER NOT NULL DEFAULT 0 CHECK (times_matched >= 0),
+        last_matched_at TEXT,
+        PRIMARY KEY (engram_id, repo)
+      );
+
+      CREATE TABLE engram_tag_stats (
+        engram_id       INTEGER NOT NULL REFERENCES engrams (id) ON DELETE CASCADE,
+        tag_set         TEXT    NOT NULL CHECK (json_valid(tag_set) AND json_type(tag_set) = 'array'),
+        times_matched   INTEGER NOT NULL DEFAULT 0 CHECK (times_matched >= 0),
+        last_matched_at TEXT,
+        PRIMARY KEY (engram_id, tag_set)
+      );
+
+      CREATE TABLE engram_tag_relevance (
+        engram_id         INTEGER NOT NULL REFERENCES engrams (id) ON DELETE CASCADE,
+        tag               TEXT    NOT NULL,
+        score             REAL    NOT NULL DEFAULT 0 CHECK (score BETWEEN -3 AND 3),
+        positive_evals    INTEGER NOT NULL DEFAULT 0 CHECK (positive_evals >= 0),
+        negative_evals    INTEGER NOT NULL DEFAULT 0 CHECK (negative_evals >= 0),
+        last_evaluated_at TEXT,
+        PRIMARY KEY (engram_id, tag)
+      );
+
+      CREATE TABLE session_audit (
+        session_id      TEXT    PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+        env_tags        TEXT    NOT NULL DEFAULT '[]' CHECK (json_valid(env_tags) AND json_type(env_tags) = 'array'),
+        repo            TEXT,
+        transcript_path TEXT,
+        eval_status     TEXT    NOT NULL DEFAULT 'pending'
+                                CHECK (eval_status IN ('pending', 'running', 'completed', 'failed', 'skipped')),
+        eval_attempts   INTEGER NOT NULL DEFAULT 0 CHECK (eval_attempts >= 0),
+        eval_error      TEXT,
+        evaluated_at    TEXT,
+        created_at      TEXT    NOT NULL,
+        updated_at      TEXT    NOT NULL
+      );
+      CREATE INDEX session_audit_status ON session_audit (eval_status);
+
+      CREATE TABLE session_shown_engrams (
+        session_id TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        engram_id  INTEGER NOT NULL REFERENCES engrams (id) ON DELETE CASCADE,
+        event      TEXT    NOT NULL,
+        query      TEXT,
+        score      REAL,
+        shown_at   TEXT    NOT NULL,
+        PRIMARY KEY (session_id, engram_id)
+      );
+      CREATE INDEX session_shown_engram ON session_shown_engrams (engram_id);
+    `,
+  },
+];
+
+/** The schema version this build writes. */
+export const SCHEMA_VERSION = MIGRATIONS.at(-1)?.version ?? 0;
+
+/** Reads `PRAGMA user_version`. */
+export function schemaVersion(db: Database): number {
+  return Number(db.pragma('user_version', { simple: true }));
+}
+
+/** What {@link migrate} did. */
+export interface MigrationReport {
+  from: number;
+  to: number;
+  applied: string[];
+}
+
+/**
+ * Brings the schema up to `target` (default: latest). Each step runs in its own IMMEDIATE transaction that
+ * re-reads the version first, so processes opening a new store at the same moment apply each step exactly once.
+ * A store newer than this build is refused rather than touched.
+ */
+export function migrate(db: Database, target: number = SCHEMA_VERSION): MigrationReport {
+  const from = schemaVersion(db);
+  if (from > SCHEMA_VERSION) {
+    throw new EngramError(
+      'STORE_TOO_NEW',
+      `the store has schema version ${from}, but this Engram only knows up to ${SCHEMA_VERSION}; upgrade Engram`,
+      { details: { store_version: from, known_version: SCHEMA_VERSION } },
+    );
+  }
+  const applied: string[] = [];
+  for (const migration of MIGRATIONS) {
+    if (migration.version > target || migration.version <= from) continue;
+    const step = db.transaction(() => {
+      if (schemaVersion(db) >= migration.version) return false;
+      db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+        version    INTEGER PRIMARY KEY,
+        name       TEXT NOT NULL,
+        applied_at TEXT NOT NULL
+      )`);
+      db.exec(migration.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+        migration.version,
+        migration.name,
+        new Date().toISOString(),
+      );
+      db.pragma(`user_version = ${migration.version}`);
+      return true;
+    });
+    if (step.immediate()) applied.push(`${migration.version}-${migration.name}`);
+  }
+  return { from, to: schemaVersion(db), applied };
+}

@@ -1,0 +1,124 @@
+import { randomUUID } from 'node:crypto';
+import { sanitizeText } from '../redact.js';
+import type { Database } from './database.js';
+
+/** Which agent ran a session. */
+export type Agent = 'claude' | 'codex' | 'unknown';
+
+/** One agent session as recorded by the hooks. */
+export interface Session {
+  id: string;
+  agent: Agent;
+  project: string | null;
+  cwd: string | null;
+  repo_root: string | null;
+  transcript_path: string | null;
+  model: string | null;
+  start_source: string | null;
+  turns: number;
+  summary: string | null;
+  started_at: string;
+  last_activity_at: string;
+  ended_at: string | null;
+  end_reason: string | null;
+}
+
+/** What a hook knows when it first sees a session. */
+export interface SessionSighting {
+  id: string;
+  agent: Agent;
+  project: string | null;
+  cwd: string | null;
+  repo_root: string | null;
+  transcript_path: string | null;
+  model: string | null;
+  start_source: string | null;
+  at: string;
+}
+
+/** One user prompt, already redacted by the repository. */
+export interface UserPrompt {
+  id: number;
+  uid: string;
+  session_id: string;
+  prompt_key: string | null;
+  content: string;
+  project: string | null;
+  created_at: string;
+}
+
+/** SQL access to sessions and user prompts. Callers own transactions. */
+export interface SessionRepo {
+  /**
+   * Records that a session exists. The first sighting creates the row; later ones only fill fields that are still
+   * empty and move `last_activity_at` forward, so a resumed session keeps its original start.
+   */
+  upsert(sighting: SessionSighting): Session;
+  get(id: string): Session | undefined;
+  /** Counts one finished turn (a Stop event). */
+  recordTurn(id: string, at: string): void;
+  /** Marks the session ended; a later SessionEnd (resume, then end again) overwrites the reason and time. */
+  end(id: string, reason: string | null, at: string): void;
+  /** Stores a prompt; the same (session, prompt_key) twice is stored once. Returns false for a repeat. */
+  insertPrompt(prompt: { session_id: string; prompt_key: string | null; content: string; project: string | null; at: string }): boolean;
+  prompts(sessionId: string): UserPrompt[];
+  counts(): { sessions: number; open_sessions: number; prompts: number; last_started_at: string | null };
+}
+
+/** Builds the session repository over a connection. */
+export function createSessionRepo(db: Database): SessionRepo {
+  const getStmt = db.prepare<[string], Session>('SELECT * FROM sessions WHERE id = ?');
+  const upsertStmt = db.prepare(`
+    INSERT INTO sessions (id, agent, project, cwd, repo_root, transcript_path, model, start_source, started_at, last_activity_at)
+    VALUES (@id, @agent, @project, @cwd, @repo_root, @transcript_path, @model, @start_source, @at, @at)
+    ON CONFLICT (id) DO UPDATE SET
+      agent            = CASE WHEN sessions.agent = 'unknown' THEN excluded.agent ELSE sessions.agent END,
+      project          = coalesce(sessions.project, excluded.project),
+      cwd              = coalesce(sessions.cwd, excluded.cwd),
+      repo_root        = coalesce(sessions.repo_root, excluded.repo_root),
+      transcript_path  = coalesce(sessions.transcript_path, excluded.transcript_path),
+      model            = coalesce(excluded.model, sessions.model),
+      start_source     = coalesce(sessions.start_source, excluded.start_source),
+      last_activity_at = max(sessions.last_activity_at, excluded.last_activity_at)`);
+  const turnStmt = db.prepare(
+    'UPDATE sessions SET turns = turns + 1, last_activity_at = max(last_activity_at, ?) WHERE id = ?',
+  );
+  const endStmt = db.prepare(
+    'UPDATE sessions SET ended_at = ?, end_reason = ?, last_activity_at = max(last_activity_at, ?) WHERE id = ?',
+  );
+  const promptStmt = db.prepare(`
+    INSERT INTO user_prompts (uid, session_id, prompt_key, content, project, created_at)
+    VALUES (?, ?, ?, ?, ?, ?)
+    ON CONFLICT (session_id, prompt_key) DO NOTHING`);
+
+  return {
+    upsert(sighting) {
+      upsertStmt.run(sighting);
+      return getStmt.get(sighting.id) as Session;
+    },
+    get: (id) => getStmt.get(id),
+    recordTurn(id, at) {
+      turnStmt.run(at, id);
+    },
+    end(id, reason, at) {
+      endStmt.run(at, reason, at, id);
+    },
+    insertPrompt(prompt) {
+      const content = sanitizeText(prompt.content).text;
+      const info = promptStmt.run(randomUUID(), prompt.session_id, prompt.prompt_key, content, prompt.project, prompt.at);
+      return info.changes > 0;
+    },
+    prompts: (sessionId) =>
+      db.prepare<[string], UserPrompt>('SELECT * FROM user_prompts WHERE session_id = ? ORDER BY id').all(sessionId),
+    counts() {
+      return db
+        .prepare(
+          `SELECT (SELECT count(*) FROM sessions) AS sessions,
+                  (SELECT count(*) FROM sessions WHERE ended_at IS NULL) AS open_sessions,
+                  (SELECT count(*) FROM user_prompts) AS prompts,
+                  (SELECT max(started_at) FROM sessions) AS last_started_at`,
+        )
+        .get() as { sessions: number; open_sessions: number; prompts: number; last_started_at: string | null };
+    },
+  };
+}

@@ -1,0 +1,64 @@
+import type { EngramStats } from '../engram.js';
+import type { Database } from './database.js';
+
+/** SQL access to an engram's learning state (per-repo, per-tag-set and per-tag tables). Callers own transactions. */
+export interface StatsRepo {
+  /** The learning state of one engram, each list in a stable order. */
+  get(engramId: number): EngramStats;
+  /** Replaces the learning state of one engram (import). */
+  replace(engramId: number, stats: EngramStats): void;
+}
+
+/** Builds the statistics repository over a connection. */
+export function createStatsRepo(db: Database): StatsRepo {
+  const repos = db.prepare<[number], EngramStats['repos'][number]>(
+    'SELECT repo, times_matched, last_matched_at FROM engram_repo_stats WHERE engram_id = ? ORDER BY repo',
+  );
+  const tagSets = db.prepare<[number], { tag_set: string; times_matched: number; last_matched_at: string | null }>(
+    'SELECT tag_set, times_matched, last_matched_at FROM engram_tag_stats WHERE engram_id = ? ORDER BY tag_set',
+  );
+  const relevance = db.prepare<[number], EngramStats['tag_relevance'][number]>(
+    `SELECT tag, score, positive_evals, negative_evals, last_evaluated_at
+       FROM engram_tag_relevance WHERE engram_id = ? ORDER BY tag`,
+  );
+  const clear = [
+    db.prepare('DELETE FROM engram_repo_stats WHERE engram_id = ?'),
+    db.prepare('DELETE FROM engram_tag_stats WHERE engram_id = ?'),
+    db.prepare('DELETE FROM engram_tag_relevance WHERE engram_id = ?'),
+  ];
+  const insertRepo = db.prepare(
+    'INSERT INTO engram_repo_stats (engram_id, repo, times_matched, last_matched_at) VALUES (?, ?, ?, ?)',
+  );
+  const insertTagSet = db.prepare(
+    'INSERT INTO engram_tag_stats (engram_id, tag_set, times_matched, last_matched_at) VALUES (?, ?, ?, ?)',
+  );
+  const insertRelevance = db.prepare(
+    `INSERT INTO engram_tag_relevance (engram_id, tag, score, positive_evals, negative_evals, last_evaluated_at)
+     VALUES (?, ?, ?, ?, ?, ?)`,
+  );
+
+  return {
+    get(engramId) {
+      return {
+        repos: repos.all(engramId),
+        tag_sets: tagSets.all(engramId).map((row) => ({
+          tag_set: JSON.parse(row.tag_set) as string[],
+          times_matched: row.times_matched,
+          last_matched_at: row.last_matched_at,
+        })),
+        tag_relevance: relevance.all(engramId),
+      };
+    },
+    replace(engramId, stats) {
+      for (const statement of clear) statement.run(engramId);
+      for (const row of stats.repos) insertRepo.run(engramId, row.repo, row.times_matched, row.last_matched_at);
+      for (const row of stats.tag_sets) {
+        const tagSet = JSON.stringify([...row.tag_set].sort());
+        insertTagSet.run(engramId, tagSet, row.times_matched, row.last_matched_at);
+      }
+      for (const row of stats.tag_relevance) {
+        insertRelevance.run(engramId, row.tag, row.score, row.positive_evals, row.negative_evals, row.last_evaluated_at);
+      }
+    },
+  };
+}

@@ -1,0 +1,100 @@
+import { statSync } from 'node:fs';
+import { EngramError } from '../errors.js';
+import { classifySqliteError, openDatabase, type Database } from './database.js';
+import { createEngramRepo, type EngramRepo } from './engrams.js';
+import { migrate, SCHEMA_VERSION, schemaVersion, type MigrationReport } from './migrations.js';
+import { createSessionRepo, type SessionRepo } from './sessions.js';
+import { createStatsRepo, type StatsRepo } from './stats.js';
+
+/** An open store: one SQLite connection and the repositories over it. */
+export interface Store {
+  readonly path: string;
+  readonly db: Database;
+  readonly engrams: EngramRepo;
+  readonly sessions: SessionRepo;
+  readonly stats: StatsRepo;
+  /** What opening did to the schema. */
+  readonly migration: MigrationReport;
+  /**
+   * Runs `fn` in an IMMEDIATE transaction: the write lock is taken up front, so two writers queue on the busy
+   * timeout instead of one failing with SQLITE_BUSY when it upgrades a read to a write. Commits on return, rolls
+   * back on throw.
+   */
+  write<T>(fn: () => T): T;
+  /** Runs `fn` in a read transaction (a consistent snapshot). */
+  read<T>(fn: () => T): T;
+  close(): void;
+}
+
+/** Options for {@link openStore}. */
+export interface OpenStoreOptions {
+  /** Database file, or `:memory:`. */
+  path: string;
+  /** How long to wait for another writer. @default 10000 */
+  busyTimeoutMs?: number;
+  /** Apply pending migrations on open. @default true */
+  migrate?: boolean;
+  /** Open read-only (no migrations, file must exist). @default false */
+  readonly?: boolean;
+}
+
+/** Opens (creating if needed) and migrates a store. */
+export function openStore(options: OpenStoreOptions): Store {
+  const db = openDatabase({
+    path: options.path,
+    busyTimeoutMs: options.busyTimeoutMs ?? 10_000,
+    readonly: options.readonly ?? false,
+  });
+  let migration: MigrationReport;
+  try {
+    if (options.readonly || options.migrate === false) {
+      const version = schemaVersion(db);
+      migration = { from: version, to: version, applied: [] };
+      if (version !== SCHEMA_VERSION && options.readonly) {
+        throw new EngramError(
+          version > SCHEMA_VERSION ? 'STORE_TOO_NEW' : 'STORE_UNAVAILABLE',
+          `the store has schema version ${version}; this Engram needs ${SCHEMA_VERSION}`,
+        );
+      }
+    } else {
+      migration = migrate(db);
+    }
+  } catch (error) {
+    db.close();
+    throw classifySqliteError(error, options.path);
+  }
+
+  const guard = <T>(fn: () => T): T => {
+    try {
+      return fn();
+    } catch (error) {
+      throw classifySqliteError(error, options.path);
+    }
+  };
+
+  return {
+    path: options.path,
+    db,
+    engrams: createEngramRepo(db),
+    sessions: createSessionRepo(db),
+    stats: createStatsRepo(db),
+    migration,
+    write: (fn) => guard(() => db.transaction(fn).immediate()),
+    read: (fn) => guard(() => db.transaction(fn).deferred()),
+    close: () => {
+      if (db.open) db.close();
+    },
+  };
+}
+
+/** Size on disk of the store and its WAL, in bytes (0 for missing files). */
+export function storeSize(path: string): { db_bytes: number; wal_bytes: number } {
+  const size = (file: string): number => {
+    try {
+      return statSync(file).size;
+    } catch {
+      return 0;
+    }
+  };
+  return { db_bytes: size(path), wal_bytes: size(`${path}-wal`) };
+}

@@ -1,0 +1,49 @@
+import { z } from 'zod';
+
+/**
+ * Hook stdin as Claude Code (2.1.x) and Codex (0.169) send it; see ../shared/reference/agent-contracts.md §1.6–1.7
+ * and §4.4. Both agents add fields release by release, so every schema accepts unknown keys; only the fields Engram
+ * reads are checked.
+ */
+const SessionId = z.string().min(1).max(256);
+const PathText = z.string().max(8192);
+
+/** Fields every event carries (Codex adds `model` and `turn_id` to most). */
+export const HookCommonSchema = z.looseObject({
+  session_id: SessionId,
+  transcript_path: PathText.nullish(),
+  cwd: PathText.min(1),
+  hook_event_name: z.string().max(64),
+  model: z.string().max(256).nullish(),
+  turn_id: z.string().max(256).nullish(),
+});
+export type HookCommon = z.infer<typeof HookCommonSchema>;
+
+/** SessionStart: `source` is startup | resume | clear | compact (| fork on newer Claude Code). */
+export const SessionStartInputSchema = HookCommonSchema.extend({
+  source: z.string().max(64).nullish(),
+});
+export type SessionStartInput = z.infer<typeof SessionStartInputSchema>;
+
+/** UserPromptSubmit: the prompt text; Claude Code ≥ 2.1.196 adds `prompt_id`, Codex has `turn_id`. */
+export const UserPromptSubmitInputSchema = HookCommonSchema.extend({
+  prompt: z.string(),
+  prompt_id: z.string().max(256).nullish(),
+});
+export type UserPromptSubmitInput = z.infer<typeof UserPromptSubmitInputSchema>;
+
+/** Stop: fired at the end of every turn. */
+export const StopInputSchema = HookCommonSchema.extend({
+  stop_hook_active: z.boolean().nullish(),
+  last_assistant_message: z.string().nullish(),
+});
+export type StopInput = z.infer<typeof StopInputSchema>;
+
+/** SessionEnd: `reason` is clear | resume | logout | prompt_input_exit | other. */
+export const SessionEndInputSchema = HookCommonSchema.extend({
+  reason: z.string().max(64).nullish(),
+});
+export type SessionEndInput = z.infer<typeof SessionEndInputSchema>;
+
+/** The events Engram registers, by the name agents put in `hook_event_name`. */
+export type HookEventName = 'SessionStart' | 'UserPromptSubmit' | 'Stop' | 'SessionEnd';

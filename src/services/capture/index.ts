@@ -1,0 +1,2 @@
+export { recordSessionStart, recordPrompt, recordTurnEnd, recordSessionEnd } from './sessions.js';
+export type { SessionContext, PromptRecord } from './sessions.js';

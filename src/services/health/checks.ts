@@ -1,0 +1,204 @@
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  loadSettings,
+  loadSqlite,
+  loadVectorExtension,
+  openStore,
+  SCHEMA_VERSION,
+  type EngramEnv,
+  type Settings,
+} from '../../core/index.js';
+import { checkInstall, readBootstrapState } from '../../../scripts/install-state.mjs';
+import { checkClaude, checkCodex } from './agents.js';
+
+/** One line of `engram doctor`. */
+export interface Check {
+  name: string;
+  /** ok: works; degraded: works with less (and says why); error: broken; skipped: not applicable here. */
+  status: 'ok' | 'degraded' | 'error' | 'skipped';
+  detail: string;
+  /** A command or action that fixes it. */
+  fix?: string;
+}
+
+/** `engram doctor`: every check, and the worst status among them. */
+export interface DoctorReport {
+  status: 'ok' | 'degraded' | 'error';
+  checks: Check[];
+}
+
+const attempt = (name: string, fn: () => Check): Check => {
+  try {
+    return fn();
+  } catch (error) {
+    return { name, status: 'error', detail: (error as Error).message };
+  }
+};
+
+function checkNode(): Check {
+  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+  const ok = major > 20 || (major === 20 && minor >= 19);
+  return {
+    name: 'node',
+    status: ok ? 'ok' : 'error',
+    detail: `Node ${process.versions.node}${ok ? '' : '; Engram needs Node 20.19 or newer'}`,
+  };
+}
+
+function checkHome(settings: Settings): Check {
+  const home = settings.paths.home;
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  accessSync(home, constants.W_OK);
+  const mode = statSync(home).mode & 0o777;
+  return {
+    name: 'home',
+    status: 'ok',
+    detail: `${home} is writable${mode & 0o077 ? ` (mode ${mode.toString(8)}: readable by others; chmod 700 recommended)` : ''}`,
+  };
+}
+
+function checkSqlite(): Check {
+  const Sqlite = loadSqlite();
+  const db = new Sqlite(':memory:');
+  try {
+    const version = String(db.prepare('select sqlite_version()').pluck().get());
+    return { name: 'sqlite', status: 'ok', detail: `better-sqlite3 loads; SQLite ${version}` };
+  } finally {
+    db.close();
+  }
+}
+
+function checkVectors(): Check {
+  const db = new (loadSqlite())(':memory:');
+  try {
+    return { name: 'sqlite_vec', status: 'ok', detail: `sqlite-vec ${loadVectorExtension(db)} loads` };
+  } catch (error) {
+    return { name: 'sqlite_vec', status: 'degraded', detail: `${(error as Error).message}; vector search is unavailable` };
+  } finally {
+    db.close();
+  }
+}
+
+function checkStore(settings: Settings): Check {
+  const store = openStore({ path: settings.paths.db, busyTimeoutMs: settings.config.store.busy_timeout_ms });
+  try {
+    const integrity = String(store.db.pragma('quick_check', { simple: true }));
+    const mode = String(store.db.pragma('journal_mode', { simple: true }));
+    const applied = store.migration.applied.length ? `; migrated ${store.migration.applied.join(', ')}` : '';
+    const ok = integrity === 'ok' && mode === 'wal';
+    return {
+      name: 'store',
+      status: ok ? 'ok' : 'error',
+      detail: `${settings.paths.db}: schema ${store.migration.to}/${SCHEMA_VERSION}, journal ${mode}, quick_check ${integrity}${applied}`,
+    };
+  } finally {
+    store.close();
+  }
+}
+
+function checkInstallFolder(root: string, home: string): Check {
+  const { ready, missing } = checkInstall(root);
+  const state = readBootstrapState(root, home);
+  if (ready) {
+    return { name: 'install', status: 'ok', detail: `${root}: dependencies, native addon and bundles present` };
+  }
+  if (state?.status === 'running') {
+    return { name: 'install', status: 'degraded', detail: `${root}: first-run setup is running (since ${state.started_at})` };
+  }
+  return {
+    name: 'install',
+    status: 'error',
+    detail: `${root}: missing ${missing.join(', ')}${state?.status === 'failed' ? `; the last setup failed: ${state.error}` : ''}`,
+    fix: `cd ${root} && ./install.sh   (log: ${join(home, 'logs', 'bootstrap.log')})`,
+  };
+}
+
+/**
+ * Embedding model: a local transformers.js model folder configured through `$ENGRAM_MODEL_DIR`. Without one,
+ * Engram still works; vector search is what is missing.
+ */
+function checkModel(vars: Record<string, string | undefined>): Check {
+  const dir = vars.ENGRAM_MODEL_DIR;
+  if (!dir) {
+    return {
+      name: 'embedding_model',
+      status: 'degraded',
+      detail: 'no embedding model configured (ENGRAM_MODEL_DIR is unset); semantic search is unavailable',
+    };
+  }
+  const model = vars.ENGRAM_MODEL ?? '';
+  const folder = model ? join(dir, model) : dir;
+  const present = existsSync(join(folder, 'config.json')) && existsSync(join(folder, 'onnx'));
+  return present
+    ? { name: 'embedding_model', status: 'ok', detail: `model files present in ${folder}` }
+    : { name: 'embedding_model', status: 'degraded', detail: `no transformers.js model in ${folder} (config.json + onnx/ expected)` };
+}
+
+/** Hook failures logged in the last day: a hook never shows its errors to the agent, so this is where they surface. */
+function checkHookErrors(settings: Settings, now: Date): Check {
+  const file = join(settings.paths.logs, 'hooks.log');
+  if (!existsSync(file)) return { name: 'hook_errors', status: 'ok', detail: 'no hook log yet' };
+  const since = now.getTime() - 24 * 3600 * 1000;
+  const errors = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      try {
+        return JSON.parse(line) as { t?: string; level?: string; msg?: string; error?: { message?: string } };
+      } catch {
+        return undefined;
+      }
+    })
+    .filter((entry) => entry?.level === 'error' && Date.parse(entry.t ?? '') >= since);
+  if (errors.length === 0) return { name: 'hook_errors', status: 'ok', detail: `no hook errors in the last 24 h (${file})` };
+  const last = errors.at(-1);
+  return {
+    name: 'hook_errors',
+    status: 'degraded',
+    detail: `${errors.length} hook error(s) in the last 24 h; last: ${last?.error?.message ?? last?.msg ?? '?'} (${file})`,
+  };
+}
+
+/** Options for {@link runDoctor}. */
+export interface DoctorOptions {
+  /** The install folder to check (dist/, node_modules/). */
+  installRoot: string;
+  /** Raw environment, for model settings not yet part of the config. */
+  vars: Record<string, string | undefined>;
+  now?: () => Date;
+}
+
+/** Runs every check; each failure is reported, never thrown. */
+export function runDoctor(env: EngramEnv, options: DoctorOptions): DoctorReport {
+  const checks: Check[] = [checkNode()];
+  let settings: Settings | undefined;
+  checks.push(
+    attempt('config', () => {
+      settings = loadSettings(env);
+      return {
+        name: 'config',
+        status: 'ok',
+        detail: settings.configSource === 'file' ? `${settings.paths.config} is valid` : 'no config.json; defaults in use',
+      };
+    }),
+  );
+  if (settings) {
+    const current = settings;
+    checks.push(attempt('home', () => checkHome(current)));
+    checks.push(attempt('sqlite', checkSqlite));
+    checks.push(attempt('sqlite_vec', checkVectors));
+    checks.push(attempt('store', () => checkStore(current)));
+    checks.push(attempt('install', () => checkInstallFolder(options.installRoot, current.paths.home)));
+    checks.push(attempt('embedding_model', () => checkModel(options.vars)));
+    checks.push(attempt('claude', () => checkClaude(env)));
+    checks.push(attempt('codex', () => checkCodex(env)));
+    checks.push(attempt('hook_errors', () => checkHookErrors(current, (options.now ?? (() => new Date()))())));
+  }
+  const status = checks.some((c) => c.status === 'error')
+    ? 'error'
+    : checks.some((c) => c.status === 'degraded')
+      ? 'degraded'
+      : 'ok';
+  return { status, checks };
+}

@@ -1,0 +1,39 @@
+import { existsSync } from 'node:fs';
+import { storeSize, VERSION, type EngramCounts, type Settings, type Store } from '../../core/index.js';
+
+/** `engram status`: what is stored and where. */
+export interface StatusReport {
+  version: string;
+  home: string;
+  config: { path: string; source: 'file' | 'defaults' };
+  store: { path: string; schema_version: number; journal_mode: string; db_bytes: number; wal_bytes: number };
+  engrams: EngramCounts;
+  sessions: { total: number; open: number; prompts: number; last_started_at: string | null };
+  logs: string;
+}
+
+/** Reads the store's counts in one snapshot. */
+export function storeStatus(store: Store, settings: Settings): StatusReport {
+  return store.read(() => {
+    const sessions = store.sessions.counts();
+    return {
+      version: VERSION,
+      home: settings.paths.home,
+      config: { path: settings.paths.config, source: existsSync(settings.paths.config) ? 'file' : 'defaults' },
+      store: {
+        path: store.path,
+        schema_version: store.migration.to,
+        journal_mode: String(store.db.pragma('journal_mode', { simple: true })),
+        ...storeSize(store.path),
+      },
+      engrams: store.engrams.counts(),
+      sessions: {
+        total: sessions.sessions,
+        open: sessions.open_sessions,
+        prompts: sessions.prompts,
+        last_started_at: sessions.last_started_at,
+      },
+      logs: settings.paths.logs,
+    };
+  });
+}

@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import { EngramSchema, EngramStatsSchema, type Engram, type EngramStats, type Store } from '../../core/index.js';
+
+/**
+ * One line of an export: the engram with every column, plus its learning state. Key order is fixed (schema order),
+ * so exporting the same store twice gives the same bytes.
+ */
+export const ExportLineSchema = EngramSchema.extend({ stats: EngramStatsSchema });
+export type ExportLine = z.infer<typeof ExportLineSchema>;
+
+/** Builds the export line of one engram. */
+export function exportLine(engram: Engram, stats: EngramStats): ExportLine {
+  return { ...engram, stats };
+}
+
+/** Options for {@link exportEngrams}. */
+export interface ExportOptions {
+  /** Include soft-deleted engrams (they keep their `deleted_at`). @default false */
+  includeDeleted?: boolean;
+  /** Only engrams of this project; `null` for engrams without one. */
+  project?: string | null;
+}
+
+/**
+ * Writes every engram as one JSON line, in id order, from a single read snapshot (writers that run meanwhile do not
+ * tear the export). Returns how many lines were written.
+ */
+export function exportEngrams(store: Store, writeLine: (line: string) => void, options: ExportOptions = {}): { count: number } {
+  return store.read(() => {
+    let count = 0;
+    for (const engram of store.engrams.iterate({
+      includeDeleted: options.includeDeleted ?? false,
+      ...(options.project === undefined ? {} : { project: options.project }),
+    })) {
+      writeLine(JSON.stringify(exportLine(engram, store.stats.get(engram.id))));
+      count++;
+    }
+    return { count };
+  });
+}

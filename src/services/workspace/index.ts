@@ -1,0 +1,2 @@
+export { initRepo } from './init.js';
+export type { InitResult } from './init.js';

@@ -1,0 +1,146 @@
+import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { afterEach } from 'vitest';
+import { openStore, type Store } from '../src/core/index.js';
+import { runCli } from '../src/cli/program.js';
+
+/** The repository root. */
+export const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
+/** ../shared beside the repository (fixtures, tools, models). */
+export const SHARED = join(ROOT, '..', 'shared');
+
+const cleanups: Array<() => void> = [];
+afterEach(() => {
+  while (cleanups.length) cleanups.pop()?.();
+});
+
+/** A temporary folder removed after the test. */
+export function tempDir(prefix = 'engram-test-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A store in a fresh temporary home, closed after the test. */
+export function tempStore(): Store {
+  const store = openStore({ path: join(tempDir(), 'engram.db') });
+  cleanups.push(() => store.close());
+  return store;
+}
+
+/** A clock that starts at a fixed instant and moves one second per call. */
+export function steppingClock(start = '2026-11-01T10:00:00.000Z'): () => Date {
+  let t = Date.parse(start);
+  return () => new Date((t += 1000) - 1000);
+}
+
+/** Collects written text. */
+export class Sink extends Writable {
+  text = '';
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: () => void): void {
+    this.text += chunk.toString();
+    callback();
+  }
+}
+
+/** Runs the CLI in-process against a home; returns exit code and output. */
+export async function cli(
+  argv: string[],
+  options: { home: string; stdin?: string; cwd?: string; now?: () => Date; env?: Record<string, string> },
+): Promise<{ code: number; stdout: string; stderr: string; json: any }> {
+  const stdout = new Sink();
+  const stderr = new Sink();
+  const code = await runCli(argv, {
+    stdin: Readable.from([options.stdin ?? '']),
+    stdout,
+    stderr,
+    env: { HOME: options.home, ...options.env, ENGRAM_HOME: options.home },
+    cwd: options.cwd ?? options.home,
+    now: options.now ?? (() => new Date()),
+  });
+  let json: unknown;
+  try {
+    json = JSON.parse(stdout.text);
+  } catch {
+    json = undefined;
+  }
+  return { code, stdout: stdout.text, stderr: stderr.text, json };
+}
+
+/** Runs the real `bin/engram` in a child process. */
+export function engramProcess(args: string[], options: { home: string; input?: string; cwd?: string }): SpawnSyncReturns<string> {
+  return spawnSync(process.execPath, [join(ROOT, 'bin', 'engram'), ...args], {
+    input: options.input ?? '',
+    encoding: 'utf8',
+    cwd: options.cwd ?? options.home,
+    env: { ...process.env, HOME: options.home, ENGRAM_HOME: options.home },
+    maxBuffer: 256 * 1024 * 1024,
+  });
+}
+
+/** Runs one hook through the real launcher (hooks/run.mjs → dist/hooks/<entry>.mjs) with the given stdin. */
+export function hookProcess(
+  entry: string,
+  stdin: string | Buffer,
+  options: { home: string; agent?: 'claude' | 'codex'; env?: Record<string, string>; timeoutMs?: number },
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; ms: number }> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, [join(ROOT, 'hooks', 'run.mjs'), entry, '--agent', options.agent ?? 'claude'], {
+      env: { ...process.env, HOME: options.home, ENGRAM_HOME: options.home, ...options.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 20_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr, ms: performance.now() - started });
+    });
+    child.stdin.on('error', () => {});
+    child.stdin.end(stdin);
+  });
+}
+
+let worker: string | undefined;
+
+/** Bundles test/_worker.ts once per test process and returns the path of the runnable file. */
+export async function workerPath(): Promise<string> {
+  if (worker && existsSync(worker)) return worker;
+  const { build } = await import('esbuild');
+  // Inside the repository (node_modules/.cache is ignored by git), so the bundle resolves native modules from here.
+  const out = join(ROOT, 'node_modules', '.cache', 'engram-test', `worker-${process.pid}.mjs`);
+  await build({
+    entryPoints: [join(ROOT, 'test', '_worker.ts')],
+    outfile: out,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    external: ['better-sqlite3', 'sqlite-vec'],
+    banner: { js: "import { createRequire as __r } from 'node:module'; const require = __r(import.meta.url);" },
+    logLevel: 'error',
+  });
+  worker = out;
+  return out;
+}
+
+/** Runs the worker with arguments; resolves with its stdout, rejects on a non-zero exit. */
+export async function runWorker(args: string[]): Promise<string> {
+  const file = await workerPath();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [file, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`worker exited ${code}: ${err}`))));
+  });
+}

@@ -1,0 +1,100 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { EngramError } from '../../../src/core/errors.js';
+import { migrate, MIGRATIONS, openDatabase, openStore, SCHEMA_VERSION, schemaVersion } from '../../../src/core/store/index.js';
+import { ROOT, runWorker, tempDir } from '../../_helpers.js';
+
+/** The schema as SQLite describes it, for comparing a migrated store with a fresh one. */
+function schemaOf(path: string): string[] {
+  const db = openDatabase({ path, busyTimeoutMs: 1000, readonly: true });
+  try {
+    return db
+      .prepare("SELECT type || ' ' || name || ': ' || coalesce(sql, '') AS s FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name")
+      .pluck()
+      .all() as string[];
+  } finally {
+    db.close();
+  }
+}
+
+describe('migrate', () => {
+  it('creates the latest schema on a new store in WAL mode with foreign keys on', () => {
+    const store = openStore({ path: join(tempDir(), 'engram.db') });
+    expect(store.migration).toEqual({ from: 0, to: SCHEMA_VERSION, applied: MIGRATIONS.map((m) => `${m.version}-${m.name}`) });
+    expect(store.db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(store.db.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(store.db.pragma('busy_timeout', { simple: true })).toBe(10_000);
+    expect(store.db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all()).toEqual(
+      MIGRATIONS.map((m) => m.version),
+    );
+    store.close();
+  });
+
+  it('is idempotent: reopening applies nothing and changes nothing', () => {
+    const path = join(tempDir(), 'engram.db');
+    openStore({ path }).close();
+    const before = schemaOf(path);
+    const again = openStore({ path });
+    expect(again.migration.applied).toEqual([]);
+    expect(migrate(again.db).applied).toEqual([]);
+    again.close();
+    expect(schemaOf(path)).toEqual(before);
+  });
+
+  it('upgrades a store written by schema version 1, keeping its rows, to exactly the fresh schema', () => {
+    const dir = tempDir();
+    const oldPath = join(dir, 'old.db');
+    const db = openDatabase({ path: oldPath, busyTimeoutMs: 1000 });
+    db.exec(readFileSync(join(ROOT, 'fixtures', 'store', 'engram-v1.sql'), 'utf8'));
+    expect(schemaVersion(db)).toBe(1);
+    db.close();
+
+    const store = openStore({ path: oldPath });
+    expect(store.migration.from).toBe(1);
+    expect(store.migration.to).toBe(SCHEMA_VERSION);
+    expect(store.migration.applied).toEqual(MIGRATIONS.filter((m) => m.version > 1).map((m) => `${m.version}-${m.name}`));
+    const engrams = store.engrams.list({ deprecated: 'include' }).engrams;
+    expect(engrams.map((e) => [e.id, e.uid, e.text, e.pinned, e.deprecated_reason])).toEqual([
+      [1, '00000000-0000-4000-8000-000000000001', 'Run migrations with --dry-run first; production has triggers.', true, null],
+      [2, '00000000-0000-4000-8000-000000000002', 'This user prefers pnpm over npm in every project.', false, null],
+      [3, '00000000-0000-4000-8000-000000000003', 'The legacy build used make; it is gone now.', false, 'make was removed in 2026'],
+    ]);
+    expect(engrams[0]?.prerequisites).toEqual({ repos: ['shop'] });
+    // The old rows work with the new tables: statistics reference them through foreign keys.
+    store.stats.replace(1, { repos: [{ repo: 'shop', times_matched: 4, last_matched_at: null }], tag_sets: [], tag_relevance: [] });
+    expect(store.db.pragma('foreign_key_check')).toEqual([]);
+    store.close();
+
+    const freshPath = join(dir, 'fresh.db');
+    openStore({ path: freshPath }).close();
+    expect(schemaOf(oldPath)).toEqual(schemaOf(freshPath));
+  });
+
+  it('refuses a store written by a newer Engram instead of touching it', () => {
+    const path = join(tempDir(), 'engram.db');
+    openStore({ path }).close();
+    const db = openDatabase({ path, busyTimeoutMs: 1000 });
+    db.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+    db.close();
+    let error: unknown;
+    try {
+      openStore({ path });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(EngramError);
+    expect((error as EngramError).code).toBe('STORE_TOO_NEW');
+    expect((error as EngramError).message).toContain(`schema version ${SCHEMA_VERSION + 1}`);
+  });
+
+  it('applies each step exactly once when several processes open a new store at the same moment', async () => {
+    const path = join(tempDir(), 'engram.db');
+    const runs = await Promise.all(Array.from({ length: 6 }, () => runWorker(['open', path])));
+    const applied = runs.flatMap((out) => JSON.parse(out) as string[]);
+    expect(applied.sort()).toEqual(MIGRATIONS.map((m) => `${m.version}-${m.name}`).sort());
+    const store = openStore({ path });
+    expect(store.db.prepare('SELECT count(*) FROM schema_migrations').pluck().get()).toBe(MIGRATIONS.length);
+    store.close();
+  }, 60_000);
+});
