@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -86,11 +86,12 @@ export function engramProcess(args: string[], options: { home: string; input?: s
 export function hookProcess(
   entry: string,
   stdin: string | Buffer,
-  options: { home: string; agent?: 'claude' | 'codex'; env?: Record<string, string>; timeoutMs?: number },
+  options: { home: string; agent?: 'claude' | 'codex'; env?: Record<string, string>; timeoutMs?: number; root?: string },
 ): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; ms: number }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const child = spawn(process.execPath, [join(ROOT, 'hooks', 'run.mjs'), entry, '--agent', options.agent ?? 'claude'], {
+    const launcher = join(options.root ?? ROOT, 'hooks', 'run.mjs');
+    const child = spawn(process.execPath, [launcher, entry, '--agent', options.agent ?? 'claude'], {
       env: { ...process.env, HOME: options.home, ENGRAM_HOME: options.home, ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
@@ -109,27 +110,31 @@ export function hookProcess(
   });
 }
 
-let worker: string | undefined;
+let worker: Promise<string> | undefined;
 
-/** Bundles test/_worker.ts once per test process and returns the path of the runnable file. */
-export async function workerPath(): Promise<string> {
-  if (worker && existsSync(worker)) return worker;
-  const { build } = await import('esbuild');
-  // Inside the repository (node_modules/.cache is ignored by git), so the bundle resolves native modules from here.
-  const out = join(ROOT, 'node_modules', '.cache', 'engram-test', `worker-${process.pid}.mjs`);
-  await build({
-    entryPoints: [join(ROOT, 'test', '_worker.ts')],
-    outfile: out,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    external: ['better-sqlite3', 'sqlite-vec'],
-    banner: { js: "import { createRequire as __r } from 'node:module'; const require = __r(import.meta.url);" },
-    logLevel: 'error',
-  });
-  worker = out;
-  return out;
+/**
+ * Bundles test/_worker.ts once per test process and returns the path of the runnable file. The promise is shared,
+ * so parallel callers wait for one build instead of racing to write the same file.
+ */
+export function workerPath(): Promise<string> {
+  worker ??= (async () => {
+    const { build } = await import('esbuild');
+    // Inside the repository (node_modules/.cache is ignored by git), so the bundle resolves native modules from here.
+    const out = join(ROOT, 'node_modules', '.cache', 'engram-test', `worker-${process.pid}.mjs`);
+    await build({
+      entryPoints: [join(ROOT, 'test', '_worker.ts')],
+      outfile: out,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      external: ['better-sqlite3', 'sqlite-vec'],
+      banner: { js: "import { createRequire as __r } from 'node:module'; const require = __r(import.meta.url);" },
+      logLevel: 'error',
+    });
+    return out;
+  })();
+  return worker;
 }
 
 /** Runs the worker with arguments; resolves with its stdout, rejects on a non-zero exit. */

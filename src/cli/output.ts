@@ -1,4 +1,4 @@
-import { isEngramError, toEngramError, type EngramError, type ErrorCode } from '../core/index.js';
+import { isEngramError, redactDeep, redactText, toEngramError, type EngramError, type ErrorCode } from '../core/index.js';
 
 /**
  * Exit codes, stable for scripts and agents:
@@ -41,17 +41,19 @@ export function emit<T>(out: Output, result: T, pretty: boolean, render: (result
 export function reportError(out: Output, error: unknown, pretty: boolean): number {
   const engramError: EngramError = toEngramError(error);
   const code = engramError.code;
+  // Messages quote the caller's input (a bad category, a JSONL line); that input may hold a secret.
+  const message = redactText(engramError.message);
   if (pretty) {
-    out.stderr.write(`engram: ${code === 'INTERNAL' ? 'internal error: ' : ''}${engramError.message}\n`);
+    out.stderr.write(`engram: ${code === 'INTERNAL' ? 'internal error: ' : ''}${message}\n`);
     const errors = engramError.details?.errors;
     if (Array.isArray(errors)) {
       for (const item of errors.slice(0, 20) as Array<{ line: number; message: string }>) {
-        out.stderr.write(`  line ${item.line}: ${item.message}\n`);
+        out.stderr.write(`  line ${item.line}: ${redactText(item.message)}\n`);
       }
     }
   } else {
-    const payload: Record<string, unknown> = { code, message: engramError.message };
-    if (engramError.details) payload.details = engramError.details;
+    const payload: Record<string, unknown> = { code, message };
+    if (engramError.details) payload.details = redactDeep(engramError.details);
     if (!isEngramError(error) && error instanceof Error && error.stack) payload.stack = error.stack;
     out.stderr.write(`${JSON.stringify({ error: payload })}\n`);
   }

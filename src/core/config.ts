@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { EngramEnv } from './env.js';
 import { LogLevelSchema } from './env.js';
 import { EngramError } from './errors.js';

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { EngramError } from './errors.js';
+import { redact } from './redact.js';
 
 /** How an engram came to exist. */
 export const SOURCES = ['manual', 'extracted', 'feedback', 'import'] as const;
@@ -115,6 +116,15 @@ export const emptyStats = (): EngramStats => ({ repos: [], tag_sets: [], tag_rel
 const invalid = (message: string, details?: Record<string, unknown>): EngramError =>
   new EngramError('INVALID_INPUT', message, details ? { details } : {});
 
+/**
+ * Identifiers (category, tags, topic key, project) are indexed and shown everywhere; one that holds a secret is
+ * refused outright rather than stored redacted. The message does not repeat the value.
+ */
+function refuseSecrets(field: string, raw: string): void {
+  const { kinds } = redact(raw);
+  if (kinds.length > 0) throw invalid(`${field} contains what looks like a secret (${kinds.join(', ')}); it was not stored`);
+}
+
 const SEGMENT = /^[a-z0-9][a-z0-9._-]*$/;
 
 /**
@@ -122,6 +132,7 @@ const SEGMENT = /^[a-z0-9][a-z0-9._-]*$/;
  * An empty category is `general`.
  */
 export function normalizeCategory(raw: string | null | undefined): string {
+  refuseSecrets('category', raw ?? '');
   const text = (raw ?? '').trim().toLowerCase();
   if (text === '') return 'general';
   const segments = text.split('/').map((segment) => segment.trim().replace(/\s+/g, '-'));
@@ -144,7 +155,9 @@ const TAG = /^[a-z0-9][a-z0-9._:/+#-]*$/;
 
 /** Normalises tags: comma-separated strings are split, each trimmed and lower-cased, duplicates dropped, sorted. */
 export function normalizeTags(raw: ReadonlyArray<string> | string | null | undefined): string[] {
-  const items = (typeof raw === 'string' ? [raw] : (raw ?? []))
+  const list = typeof raw === 'string' ? [raw] : (raw ?? []);
+  list.forEach((item) => refuseSecrets('a tag', item));
+  const items = list
     .flatMap((item) => item.split(','))
     .map((item) => item.trim().toLowerCase().replace(/\s+/g, '-'))
     .filter((item) => item !== '');
@@ -161,6 +174,7 @@ export function normalizeTags(raw: ReadonlyArray<string> | string | null | undef
 
 /** Normalises a topic key like the Go engram: lower-case, whitespace to `-`, at most 120 characters. */
 export function normalizeTopicKey(raw: string | null | undefined): string | null {
+  refuseSecrets('topic key', raw ?? '');
   const key = (raw ?? '').trim().toLowerCase().replace(/\s+/g, '-');
   if (key === '') return null;
   if (key.length > LIMITS.topicKeyChars) {
@@ -171,6 +185,7 @@ export function normalizeTopicKey(raw: string | null | undefined): string | null
 
 /** Normalises a project name: trimmed; empty means none. */
 export function normalizeProject(raw: string | null | undefined): string | null {
+  refuseSecrets('project', raw ?? '');
   const project = (raw ?? '').trim();
   if (project === '') return null;
   if (project.length > LIMITS.projectChars) {

@@ -12,7 +12,7 @@ export { VERSION } from './version.js';
 export type { HomePaths } from './paths.js';
 export { EngramError, isEngramError, toEngramError } from './errors.js';
 export type { ErrorCode } from './errors.js';
-export { redact, redactText, redactNullable, sanitizeText, stripInvisible } from './redact.js';
+export { redact, redactDeep, redactText, sanitizeText, stripInvisible } from './redact.js';
 export type { Redaction, RedactionKind } from './redact.js';
 export { createLogger } from './log.js';
 export type { Logger, LoggerOptions } from './log.js';

@@ -170,9 +170,14 @@ export function redactText(input: string): string {
   return redact(input).text;
 }
 
-/** Redacts a possibly-null string. */
-export function redactNullable(input: string | null | undefined): string | null {
-  return input == null ? null : redact(input).text;
+/** Redacts every string inside a JSON-like value; objects and arrays are copied, other values kept. */
+export function redactDeep<T>(value: T): T {
+  if (typeof value === 'string') return redact(value).text as T;
+  if (Array.isArray(value)) return value.map((item) => redactDeep(item)) as T;
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, redactDeep(item)])) as T;
+  }
+  return value;
 }
 
 /**

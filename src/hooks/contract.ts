@@ -1,11 +1,16 @@
-import { z } from 'zod';
+import * as z from 'zod';
+import { redact } from '../core/index.js';
 
 /**
  * Hook stdin as Claude Code (2.1.x) and Codex (0.169) send it; see ../shared/reference/agent-contracts.md §1.6–1.7
  * and §4.4. Both agents add fields release by release, so every schema accepts unknown keys; only the fields Engram
  * reads are checked.
  */
-const SessionId = z.string().min(1).max(256);
+/** Session ids are UUID-like in both agents and are stored verbatim, so anything else (or a secret) is refused. */
+const SessionId = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,255}$/, 'session_id has unexpected characters')
+  .refine((id) => redact(id).kinds.length === 0, 'session_id looks like a secret');
 const PathText = z.string().max(8192);
 
 /** Fields every event carries (Codex adds `model` and `turn_id` to most). */

@@ -73,6 +73,10 @@ describe('redact', () => {
     expect(redact('DB_PASSWORD=x1y2z3').text).toBe('DB_PASSWORD=[REDACTED:env-secret]');
   });
 
+  it('masks the whole rest of an unquoted .env line, so a value with spaces cannot leak a part', () => {
+    expect(redact('DB_PASSWORD=correct horse battery staple').text).toBe('DB_PASSWORD=[REDACTED:env-secret]');
+  });
+
   it('leaves references to secrets alone', () => {
     const references = [
       'API_KEY=$API_KEY',

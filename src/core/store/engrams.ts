@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Engram, Prerequisites, Scope, Source } from '../engram.js';
 import { contentHash } from '../engram.js';
-import { sanitizeText } from '../redact.js';
+import { redactDeep, sanitizeText } from '../redact.js';
+import type { Statement } from 'better-sqlite3';
 import type { Database } from './database.js';
 
 /** An engram row as SQLite returns it. */
@@ -79,45 +80,34 @@ function fromRow(row: EngramRow): Engram {
   };
 }
 
-const sanitize = (value: string | null): string | null => (value === null ? null : sanitizeText(value).text);
+const sanitize = (value: string): string => sanitizeText(value).text;
+
+/** Columns that hold identities, hashes, enums or timestamps: never free text, never rewritten. */
+const VERBATIM = new Set<keyof Engram>(['uid', 'source', 'scope', 'created_at', 'updated_at', 'last_seen_at', 'last_matched_at', 'deleted_at']);
 
 /**
- * Converts engram fields to column values. Free-text columns are sanitised here, at the lowest write path, so no
- * caller can store a secret or private span by going around a service; the content hash always follows the stored
- * text.
+ * Converts engram fields to column values. Every text column — free text and identifiers alike — is sanitised here,
+ * at the lowest write path, so no caller can store a secret or private span by going around a service; the content
+ * hash always follows the stored text.
  */
 function toColumns(fields: Partial<Engram>): Record<string, unknown> {
   const columns: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(fields)) {
-    if (value === undefined) continue;
-    switch (key as keyof Engram) {
-      case 'title':
-      case 'content':
-      case 'deprecated_reason':
-        columns[key] = sanitize(value as string | null);
-        break;
-      case 'text': {
-        const text = sanitizeText(value as string).text;
-        columns.text = text;
-        columns.content_hash = contentHash(text);
-        break;
-      }
-      case 'content_hash':
-        break; // derived from text, never taken from the caller
-      case 'tags':
-      case 'source_sessions':
-        columns[key] = JSON.stringify(value);
-        break;
-      case 'prerequisites':
-        columns[key] = value === null ? null : JSON.stringify(value);
-        break;
-      case 'pinned':
-      case 'auto_pinned':
-      case 'deprecated':
-        columns[key] = value ? 1 : 0;
-        break;
-      default:
-        columns[key] = value;
+  for (const [key, value] of Object.entries(fields) as Array<[keyof Engram, unknown]>) {
+    if (value === undefined || key === 'content_hash') continue; // the hash is derived from text, never taken as given
+    if (key === 'text') {
+      const text = sanitize(value as string);
+      columns.text = text;
+      columns.content_hash = contentHash(text);
+    } else if (key === 'tags' || key === 'source_sessions') {
+      columns[key] = JSON.stringify((value as string[]).map(sanitize));
+    } else if (key === 'prerequisites') {
+      columns[key] = value === null ? null : JSON.stringify(redactDeep(value));
+    } else if (key === 'pinned' || key === 'auto_pinned' || key === 'deprecated') {
+      columns[key] = value ? 1 : 0;
+    } else if (typeof value === 'string' && !VERBATIM.has(key)) {
+      columns[key] = sanitize(value);
+    } else {
+      columns[key] = value;
     }
   }
   return columns;
@@ -187,6 +177,14 @@ export function createEngramRepo(db: Database): EngramRepo {
     'SELECT * FROM engrams WHERE topic_key = ? AND project IS ? AND scope = ? AND deleted_at IS NULL ORDER BY id LIMIT 1',
   );
 
+  // INSERT and UPDATE statements depend on which columns are written; prepare each shape once.
+  const statements = new Map<string, Statement>();
+  const cached = (sql: string): Statement => {
+    let statement = statements.get(sql);
+    if (!statement) statements.set(sql, (statement = db.prepare(sql)));
+    return statement;
+  };
+
   const get = (id: number): Engram | undefined => {
     const row = byId.get(id);
     return row ? fromRow(row) : undefined;
@@ -228,9 +226,9 @@ export function createEngramRepo(db: Database): EngramRepo {
       const columns = toColumns({ ...engram, uid } as Partial<Engram>);
       if (engram.id === undefined) delete columns.id;
       const names = Object.keys(columns);
-      const info = db
-        .prepare(`INSERT INTO engrams (${names.join(', ')}) VALUES (${names.map((n) => `@${n}`).join(', ')})`)
-        .run(columns);
+      const info = cached(`INSERT INTO engrams (${names.join(', ')}) VALUES (${names.map((n) => `@${n}`).join(', ')})`).run(
+        columns,
+      );
       return get(Number(info.lastInsertRowid)) as Engram;
     },
     get,
@@ -250,7 +248,7 @@ export function createEngramRepo(db: Database): EngramRepo {
       const columns = toColumns(fields as Partial<Engram>);
       const names = Object.keys(columns);
       if (names.length > 0) {
-        db.prepare(`UPDATE engrams SET ${names.map((n) => `${n} = @${n}`).join(', ')} WHERE id = @__id`).run({
+        cached(`UPDATE engrams SET ${names.map((n) => `${n} = @${n}`).join(', ')} WHERE id = @__id`).run({
           ...columns,
           __id: id,
         });

@@ -51,8 +51,8 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX engrams_live     ON engrams (deleted_at, deprecated);
       CREATE INDEX engrams_category ON engrams (category);
       CREATE INDEX engrams_project  ON engrams (project, scope);
-      CREATE INDEX engrams_hash     ON engrams (content_hash);
-      CREATE INDEX engrams_topic    ON engrams (topic_key) WHERE topic_key IS NOT NULL;
+      CREATE INDEX engrams_hash     ON engrams (content_hash, project, scope);
+      CREATE INDEX engrams_topic    ON engrams (topic_key, project, scope) WHERE topic_key IS NOT NULL;
       CREATE INDEX engrams_pinned   ON engrams (pinned) WHERE pinned = 1;
     `,
   },

@@ -93,7 +93,17 @@ export function createSessionRepo(db: Database): SessionRepo {
 
   return {
     upsert(sighting) {
-      upsertStmt.run(sighting);
+      // Paths and model names come from hook payloads: sanitised like everything else that is stored.
+      const clean = (value: string | null): string | null => (value === null ? null : sanitizeText(value).text);
+      upsertStmt.run({
+        ...sighting,
+        project: clean(sighting.project),
+        cwd: clean(sighting.cwd),
+        repo_root: clean(sighting.repo_root),
+        transcript_path: clean(sighting.transcript_path),
+        model: clean(sighting.model),
+        start_source: clean(sighting.start_source),
+      });
       return getStmt.get(sighting.id) as Session;
     },
     get: (id) => getStmt.get(id),
@@ -101,11 +111,12 @@ export function createSessionRepo(db: Database): SessionRepo {
       turnStmt.run(at, id);
     },
     end(id, reason, at) {
-      endStmt.run(at, reason, at, id);
+      endStmt.run(at, reason === null ? null : sanitizeText(reason).text, at, id);
     },
     insertPrompt(prompt) {
       const content = sanitizeText(prompt.content).text;
-      const info = promptStmt.run(randomUUID(), prompt.session_id, prompt.prompt_key, content, prompt.project, prompt.at);
+      const project = prompt.project === null ? null : sanitizeText(prompt.project).text;
+      const info = promptStmt.run(randomUUID(), prompt.session_id, prompt.prompt_key, content, project, prompt.at);
       return info.changes > 0;
     },
     prompts: (sessionId) =>

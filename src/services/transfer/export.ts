@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { EngramSchema, EngramStatsSchema, type Engram, type EngramStats, type Store } from '../../core/index.js';
 
 /**

@@ -1,0 +1,77 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadSettings, loadSettingsLeniently, readEnv, type EngramError } from '../../src/core/index.js';
+import { tempDir } from '../_helpers.js';
+
+describe('readEnv', () => {
+  it('defaults the home to ~/.engram and expands ~ in ENGRAM_HOME', () => {
+    expect(readEnv({ HOME: '/home/u' }).home).toBe('/home/u/.engram');
+    expect(readEnv({ HOME: '/home/u', ENGRAM_HOME: '~/data/eng' }).home).toBe('/home/u/data/eng');
+    expect(readEnv({ HOME: '/home/u', ENGRAM_HOME: 'rel' }, { cwd: '/work' }).home).toBe('/work/rel');
+  });
+
+  it('finds the agents’ folders and tells Codex hooks from Claude Code hooks', () => {
+    const claude = readEnv({ HOME: '/h', CLAUDE_PROJECT_DIR: '/p', CLAUDE_PLUGIN_ROOT: '/plug' });
+    expect(claude).toMatchObject({ claudeHookEnv: true, codexHookEnv: false, pluginRoot: '/plug', claudeConfigDir: '/h/.claude' });
+    const codex = readEnv({ HOME: '/h', PLUGIN_ROOT: '/cx', CODEX_HOME: '/h/cx' });
+    expect(codex).toMatchObject({ claudeHookEnv: false, codexHookEnv: true, pluginRoot: '/cx', codexHome: '/h/cx' });
+  });
+
+  it('ignores an unknown log level rather than failing', () => {
+    expect(readEnv({ HOME: '/h', ENGRAM_LOG_LEVEL: 'loud' }).logLevel).toBeUndefined();
+    expect(readEnv({ HOME: '/h', ENGRAM_LOG_LEVEL: 'DEBUG' }).logLevel).toBe('debug');
+  });
+});
+
+describe('loadSettings', () => {
+  const homeWith = (config?: string): string => {
+    const home = tempDir();
+    if (config !== undefined) writeFileSync(join(home, 'config.json'), config);
+    return home;
+  };
+
+  it('uses defaults when there is no config.json', () => {
+    const settings = loadSettings(readEnv({ HOME: '/h', ENGRAM_HOME: homeWith() }));
+    expect(settings.configSource).toBe('defaults');
+    expect(settings.config).toEqual({
+      capture: { prompts: true },
+      log: { level: 'info', max_bytes: 5 * 1024 * 1024 },
+      store: { busy_timeout_ms: 10_000 },
+      hooks: { busy_timeout_ms: 1_500 },
+    });
+  });
+
+  it('merges a partial config.json over the defaults, and the environment over both', () => {
+    const home = homeWith('{"capture": {"prompts": false}, "log": {"level": "warn"}}');
+    const settings = loadSettings(readEnv({ HOME: '/h', ENGRAM_HOME: home, ENGRAM_LOG_LEVEL: 'error' }));
+    expect(settings.config.capture.prompts).toBe(false);
+    expect(settings.config.log).toEqual({ level: 'error', max_bytes: 5 * 1024 * 1024 });
+    expect(settings.configSource).toBe('file');
+  });
+
+  it.each([
+    ['broken JSON', '{"log": ', 'is not valid JSON'],
+    ['an unknown key', '{"captrue": {}}', 'Unrecognized key'],
+    ['a wrong type', '{"hooks": {"busy_timeout_ms": "fast"}}', 'hooks.busy_timeout_ms'],
+  ])('rejects %s with CONFIG_INVALID naming the problem', (_name, text, message) => {
+    const home = homeWith(text);
+    let error: unknown;
+    try {
+      loadSettings(readEnv({ HOME: '/h', ENGRAM_HOME: home }));
+    } catch (caught) {
+      error = caught;
+    }
+    expect((error as EngramError).code).toBe('CONFIG_INVALID');
+    expect((error as EngramError).message).toContain(join(home, 'config.json'));
+    expect((error as EngramError).message).toContain(message);
+  });
+
+  it('falls back to defaults and returns the error when asked to be lenient (hooks)', () => {
+    const home = homeWith('not json');
+    const { settings, configError } = loadSettingsLeniently(readEnv({ HOME: '/h', ENGRAM_HOME: home }));
+    expect(settings.config.hooks.busy_timeout_ms).toBe(1_500);
+    expect(configError?.code).toBe('CONFIG_INVALID');
+    mkdirSync(join(home, 'sub'));
+  });
+});

@@ -1,0 +1,130 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openStore, readEnv } from '../../../src/core/index.js';
+import { checkClaude, checkCodex, runDoctor } from '../../../src/services/index.js';
+import { ROOT, tempDir } from '../../_helpers.js';
+
+const envFor = (home: string, extra: Record<string, string> = {}) => readEnv({ HOME: home, ENGRAM_HOME: join(home, '.engram'), ...extra });
+
+/** What `claude plugin install engram@engram` writes (observed with Claude Code 2.1.197). */
+function claudeInstall(home: string, enabled: boolean): void {
+  mkdirSync(join(home, '.claude', 'plugins'), { recursive: true });
+  writeFileSync(
+    join(home, '.claude', 'plugins', 'installed_plugins.json'),
+    JSON.stringify({ version: 2, plugins: { 'engram@engram': [{ scope: 'user', installPath: '/x/cache/engram/engram/0.1.0', version: '0.1.0' }] } }),
+  );
+  writeFileSync(join(home, '.claude', 'settings.json'), JSON.stringify({ enabledPlugins: { 'engram@engram': enabled } }));
+}
+
+/** What `codex plugin add` and trusting hooks in /hooks write to config.toml (observed with Codex 0.169.0). */
+function codexConfig(home: string, trustedEvents: string[]): void {
+  mkdirSync(join(home, '.codex'), { recursive: true });
+  const trust = trustedEvents
+    .map((event) => `[hooks.state."engram@engram:hooks/codex-hooks.json:${event}:0:0"]\ntrusted_hash = "sha256:aa"\ntrusted_content_hash = "sha256:bb"\n`)
+    .join('\n');
+  writeFileSync(
+    join(home, '.codex', 'config.toml'),
+    `[marketplaces.engram]\nsource_type = "local"\nsource = "/src/engram"\n\n[plugins."engram@engram"]\nenabled = true\n\n[hooks.state]\n\n${trust}`,
+  );
+}
+
+describe('checkClaude', () => {
+  it('reports ok for an installed, enabled plugin and names where it lives', () => {
+    const home = tempDir();
+    claudeInstall(home, true);
+    expect(checkClaude(envFor(home))).toMatchObject({ status: 'ok', detail: expect.stringContaining('/x/cache/engram/engram/0.1.0') });
+  });
+
+  it('reports a disabled plugin and a missing one as degraded with a fix', () => {
+    const home = tempDir();
+    claudeInstall(home, false);
+    expect(checkClaude(envFor(home))).toMatchObject({ status: 'degraded', fix: 'claude plugin enable engram@engram' });
+    const bare = tempDir();
+    mkdirSync(join(bare, '.claude'));
+    expect(checkClaude(envFor(bare)).status).toBe('degraded');
+    expect(checkClaude(envFor(tempDir())).status).toBe('skipped');
+  });
+
+  it('follows CLAUDE_CONFIG_DIR', () => {
+    const home = tempDir();
+    const config = join(home, 'elsewhere');
+    claudeInstall(home, true);
+    expect(checkClaude(envFor(home, { CLAUDE_CONFIG_DIR: config })).status).toBe('skipped');
+  });
+});
+
+describe('checkCodex', () => {
+  it('reports ok only when every Engram hook is trusted', () => {
+    const home = tempDir();
+    codexConfig(home, ['session_start', 'user_prompt_submit', 'stop', 'session_end']);
+    expect(checkCodex(envFor(home))).toMatchObject({ status: 'ok', detail: 'engram@engram enabled, 4 hooks trusted' });
+  });
+
+  it('reports untrusted hooks as degraded: Codex skips them silently', () => {
+    const home = tempDir();
+    codexConfig(home, ['session_start']);
+    expect(checkCodex(envFor(home))).toMatchObject({ status: 'degraded', detail: expect.stringContaining('only 1 of 4') });
+  });
+
+  it('reports a missing plugin as degraded and no Codex at all as skipped', () => {
+    const home = tempDir();
+    mkdirSync(join(home, '.codex'));
+    writeFileSync(join(home, '.codex', 'config.toml'), 'model = "gpt-5.5"\n');
+    expect(checkCodex(envFor(home)).status).toBe('degraded');
+    expect(checkCodex(envFor(tempDir())).status).toBe('skipped');
+  });
+});
+
+describe('runDoctor', () => {
+  it('reports a healthy install with an empty home as working, degraded only for what is optional', () => {
+    const home = tempDir();
+    const report = runDoctor(envFor(home), { installRoot: ROOT, vars: {} });
+    const byName = Object.fromEntries(report.checks.map((check) => [check.name, check.status]));
+    expect(byName).toMatchObject({ node: 'ok', config: 'ok', home: 'ok', sqlite: 'ok', sqlite_vec: 'ok', store: 'ok', install: 'ok', hook_errors: 'ok' });
+    expect(byName.embedding_model).toBe('degraded');
+    expect(report.status).toBe('degraded');
+  });
+
+  it('reports a broken config as an error and stops there', () => {
+    const home = tempDir();
+    mkdirSync(join(home, '.engram'));
+    writeFileSync(join(home, '.engram', 'config.json'), '{');
+    const report = runDoctor(envFor(home), { installRoot: ROOT, vars: {} });
+    expect(report.status).toBe('error');
+    expect(report.checks.map((check) => check.name)).toEqual(['node', 'config']);
+  });
+
+  it('reports an install folder without its native addon and bundles as an error with the fix', () => {
+    const home = tempDir();
+    const root = tempDir();
+    const install = runDoctor(envFor(home), { installRoot: root, vars: {} }).checks.find((check) => check.name === 'install');
+    expect(install).toMatchObject({ status: 'error', fix: expect.stringContaining('install.sh') });
+    expect(install?.detail).toContain('node_modules/better-sqlite3');
+  });
+
+  it('surfaces hook errors from the last day, which hooks never show the agent', () => {
+    const home = tempDir();
+    const logs = join(home, '.engram', 'logs');
+    mkdirSync(logs, { recursive: true });
+    const now = new Date('2026-11-22T12:00:00Z');
+    writeFileSync(
+      join(logs, 'hooks.log'),
+      [
+        { t: '2026-11-20T12:00:00.000Z', level: 'error', msg: 'hook failed', error: { message: 'old' } },
+        { t: '2026-11-22T11:00:00.000Z', level: 'warn', msg: 'stdin is not JSON; ignored' },
+        { t: '2026-11-22T11:30:00.000Z', level: 'error', msg: 'hook failed', error: { message: 'store is locked' } },
+      ].map((entry) => JSON.stringify(entry)).join('\n'),
+    );
+    const check = runDoctor(envFor(home), { installRoot: ROOT, vars: {}, now: () => now }).checks.find((c) => c.name === 'hook_errors');
+    expect(check).toMatchObject({ status: 'degraded', detail: expect.stringContaining('1 hook error(s) in the last 24 h; last: store is locked') });
+  });
+
+  it('opens (and so migrates) the store it checks', () => {
+    const home = tempDir();
+    runDoctor(envFor(home), { installRoot: ROOT, vars: {} });
+    const store = openStore({ path: join(home, '.engram', 'engram.db'), readonly: true });
+    expect(store.migration.to).toBeGreaterThan(0);
+    store.close();
+  });
+});
