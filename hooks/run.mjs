@@ -15,8 +15,9 @@ if (/^[a-z-]+$/.test(event) && existsSync(bundle) && existsSync(join(root, 'node
   await import(pathToFileURL(bundle).href);
 } else {
   try {
-    const { startBootstrap } = await import('../scripts/install-state.mjs');
-    startBootstrap(root, { reason: `hook ${event}` });
+    const { HOOK_ENTRIES, startBootstrap } = await import('../scripts/install-state.mjs');
+    // An event this version does not handle (a newer hooks.json, a typo) is not a reason to reinstall anything.
+    if (HOOK_ENTRIES.includes(event)) startBootstrap(root, { reason: `hook ${event}` });
   } catch {
     // Nothing useful to do: the agent must not notice.
   }

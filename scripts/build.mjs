@@ -15,7 +15,7 @@ const started = performance.now();
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 
 /** Loaded at run time from node_modules, never bundled. */
-export const EXTERNAL = ['better-sqlite3', 'sqlite-vec', '@xenova/transformers', '@energetic-ai/*', 'onnxruntime-node', 'sharp'];
+const EXTERNAL = ['better-sqlite3', 'sqlite-vec', '@xenova/transformers', '@energetic-ai/*', 'onnxruntime-node', 'sharp'];
 
 const entryPoints = {
   cli: join(root, 'src/cli/main.ts'),

@@ -41,7 +41,7 @@ const common = {
 };
 const hasMcp = Object.keys(plugin.mcpServers ?? {}).length > 0;
 
-export const files = {
+const files = {
   // Claude Code loads hooks/hooks.json by default; naming it again in the manifest makes it load twice.
   '.claude-plugin/plugin.json': { ...common, ...(hasMcp ? { mcpServers: plugin.mcpServers } : {}) },
   '.claude-plugin/marketplace.json': {

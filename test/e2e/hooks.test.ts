@@ -103,6 +103,13 @@ describe('hooks under hostile input', () => {
     expect(JSON.parse(log[0] as string).level).toBe('warn');
   }, 30_000);
 
+  it('exits 0 for an event this version does not handle, without starting a bootstrap', async () => {
+    const home = tempDir();
+    const result = await hookProcess('pre-tool-use', JSON.stringify(VALID), { home });
+    expect(result).toMatchObject({ code: 0, stdout: '', stderr: '' });
+    expect(existsSync(join(home, 'bootstrap'))).toBe(false);
+  });
+
   it('exits 0 when the data folder cannot be written (and cannot even log)', async () => {
     const parent = tempDir();
     chmodSync(parent, 0o500);

@@ -83,7 +83,9 @@ function fromRow(row: EngramRow): Engram {
 const sanitize = (value: string): string => sanitizeText(value).text;
 
 /** Columns that hold identities, hashes, enums or timestamps: never free text, never rewritten. */
-const VERBATIM = new Set<keyof Engram>(['uid', 'source', 'scope', 'created_at', 'updated_at', 'last_seen_at', 'last_matched_at', 'deleted_at']);
+const VERBATIM = new Set<keyof Engram>([
+  'uid', 'source', 'scope', 'created_at', 'updated_at', 'last_seen_at', 'last_matched_at', 'deleted_at',
+]);
 
 /**
  * Converts engram fields to column values. Every text column — free text and identifiers alike — is sanitised here,

@@ -148,9 +148,9 @@ function applyFull(store: Store, line: ExportLine): 'created' | 'updated' | 'unc
     store.stats.replace(existing.id, stats);
     return 'updated';
   }
-  if (line.deleted_at === null) {
-    const duplicate = store.engrams.findLiveByHash(contentHash(line.text), line.project, line.scope);
-    if (duplicate && duplicate.text === line.text) return 'duplicates';
+  // The same lesson stored independently on two machines: keep one, as `add` would.
+  if (line.deleted_at === null && store.engrams.findLiveByHash(contentHash(line.text), line.project, line.scope)) {
+    return 'duplicates';
   }
   const free = store.engrams.get(id) === undefined;
   const inserted = store.engrams.insert({ ...fields, uid, ...(free ? { id } : {}) });

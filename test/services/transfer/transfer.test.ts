@@ -91,6 +91,15 @@ describe('importEngrams', () => {
     expect(dump(other)).toEqual(v2);
   });
 
+  it('treats a full line whose text already lives under another uid as a duplicate, like add does', () => {
+    const source = tempStore();
+    addEngram(source, { text: 'Never force-push main.' });
+    const target = tempStore();
+    addEngram(target, { text: 'never force-push  MAIN.' });
+    expect(importEngrams(target, dump(source))).toMatchObject({ created: 0, duplicates: 1 });
+    expect(target.engrams.counts().total).toBe(1);
+  });
+
   it('gives an engram a new id when its id is taken, keeping its uid', () => {
     const exported = dump(populated());
     const target = tempStore();
