@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterEach } from 'vitest';
-import { openStore, type Store } from '../src/core/index.js';
+import { openStore, type EngramError, type Store } from '../src/core/index.js';
 import { runCli } from '../src/cli/program.js';
 
 /** The repository root. */
@@ -30,6 +30,16 @@ export function tempStore(): Store {
   const store = openStore({ path: join(tempDir(), 'engram.db') });
   cleanups.push(() => store.close());
   return store;
+}
+
+/** Runs `fn` and returns the error it threw, or undefined when it did not throw. */
+export function thrown(fn: () => unknown): EngramError | undefined {
+  try {
+    fn();
+  } catch (error) {
+    return error as EngramError;
+  }
+  return undefined;
 }
 
 /** A clock that starts at a fixed instant and moves one second per call. */

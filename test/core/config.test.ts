@@ -1,8 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { loadSettings, loadSettingsLeniently, readEnv, type EngramError } from '../../src/core/index.js';
-import { tempDir } from '../_helpers.js';
+import { loadSettings, loadSettingsLeniently, readEnv } from '../../src/core/index.js';
+import { tempDir, thrown } from '../_helpers.js';
 
 describe('readEnv', () => {
   it('defaults the home to ~/.engram and expands ~ in ENGRAM_HOME', () => {
@@ -56,15 +56,10 @@ describe('loadSettings', () => {
     ['a wrong type', '{"hooks": {"busy_timeout_ms": "fast"}}', 'hooks.busy_timeout_ms'],
   ])('rejects %s with CONFIG_INVALID naming the problem', (_name, text, message) => {
     const home = homeWith(text);
-    let error: unknown;
-    try {
-      loadSettings(readEnv({ HOME: '/h', ENGRAM_HOME: home }));
-    } catch (caught) {
-      error = caught;
-    }
-    expect((error as EngramError).code).toBe('CONFIG_INVALID');
-    expect((error as EngramError).message).toContain(join(home, 'config.json'));
-    expect((error as EngramError).message).toContain(message);
+    const error = thrown(() => loadSettings(readEnv({ HOME: '/h', ENGRAM_HOME: home })));
+    expect(error?.code).toBe('CONFIG_INVALID');
+    expect(error?.message).toContain(join(home, 'config.json'));
+    expect(error?.message).toContain(message);
   });
 
   it('falls back to defaults and returns the error when asked to be lenient (hooks)', () => {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EngramError } from '../../../src/core/errors.js';
 import { migrate, MIGRATIONS, openDatabase, openStore, SCHEMA_VERSION, schemaVersion } from '../../../src/core/store/index.js';
-import { ROOT, runWorker, tempDir } from '../../_helpers.js';
+import { ROOT, runWorker, tempDir, thrown } from '../../_helpers.js';
 
 /** The schema as SQLite describes it, for comparing a migrated store with a fresh one. */
 function schemaOf(path: string): string[] {
@@ -77,15 +77,10 @@ describe('migrate', () => {
     const db = openDatabase({ path, busyTimeoutMs: 1000 });
     db.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
     db.close();
-    let error: unknown;
-    try {
-      openStore({ path });
-    } catch (caught) {
-      error = caught;
-    }
+    const error = thrown(() => openStore({ path }));
     expect(error).toBeInstanceOf(EngramError);
-    expect((error as EngramError).code).toBe('STORE_TOO_NEW');
-    expect((error as EngramError).message).toContain(`schema version ${SCHEMA_VERSION + 1}`);
+    expect(error?.code).toBe('STORE_TOO_NEW');
+    expect(error?.message).toContain(`schema version ${SCHEMA_VERSION + 1}`);
   });
 
   it('applies each step exactly once when several processes open a new store at the same moment', async () => {

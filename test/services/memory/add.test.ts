@@ -1,16 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { EngramError } from '../../../src/core/index.js';
 import { addEngram } from '../../../src/services/index.js';
-import { steppingClock, tempStore } from '../../_helpers.js';
-
-const codeOf = (fn: () => unknown): string | undefined => {
-  try {
-    fn();
-  } catch (error) {
-    return (error as EngramError).code;
-  }
-  return undefined;
-};
+import { steppingClock, tempStore, thrown } from '../../_helpers.js';
 
 describe('addEngram', () => {
   it('stores a normalised engram with every field of the schema', () => {
@@ -72,19 +62,14 @@ describe('addEngram', () => {
   });
 
   it('rejects text that is empty once private content is removed', () => {
-    expect(codeOf(() => addEngram(tempStore(), { text: '<private>all of it</private>' }))).toBe('INVALID_INPUT');
-    expect(codeOf(() => addEngram(tempStore(), { text: '   ' }))).toBe('INVALID_INPUT');
+    expect(thrown(() => addEngram(tempStore(), { text: '<private>all of it</private>' }))?.code).toBe('INVALID_INPUT');
+    expect(thrown(() => addEngram(tempStore(), { text: '   ' }))?.code).toBe('INVALID_INPUT');
   });
 
   it('rejects over-long text with a message naming the limit', () => {
-    let error: unknown;
-    try {
-      addEngram(tempStore(), { text: 'x'.repeat(2001) });
-    } catch (caught) {
-      error = caught;
-    }
-    expect((error as EngramError).code).toBe('INVALID_INPUT');
-    expect((error as EngramError).message).toBe('text is 2001 characters; the limit is 2000; put longer detail in content');
+    const error = thrown(() => addEngram(tempStore(), { text: 'x'.repeat(2001) }));
+    expect(error?.code).toBe('INVALID_INPUT');
+    expect(error?.message).toBe('text is 2001 characters; the limit is 2000; put longer detail in content');
   });
 
   it.each([
@@ -93,14 +78,9 @@ describe('addEngram', () => {
     ['a tag with symbols', { tags: ['ok', 'bad tag!'] }, "tag 'bad-tag!' may only contain"],
     ['unknown prerequisite keys', { prerequisites: { branch: ['main'] } }, 'prerequisites are invalid'],
   ])('rejects %s with a specific message', (_name, extra, message) => {
-    let error: unknown;
-    try {
-      addEngram(tempStore(), { text: 'A lesson.', ...extra });
-    } catch (caught) {
-      error = caught;
-    }
-    expect((error as EngramError).code).toBe('INVALID_INPUT');
-    expect((error as EngramError).message).toContain(message);
+    const error = thrown(() => addEngram(tempStore(), { text: 'A lesson.', ...extra }));
+    expect(error?.code).toBe('INVALID_INPUT');
+    expect(error?.message).toContain(message);
   });
 
   it.each([
@@ -109,14 +89,9 @@ describe('addEngram', () => {
     ['project', { project: 'sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123' }],
     ['topic key', { topic_key: 'token=hunter22abc' }],
   ])('refuses a %s that holds a secret, without repeating it', (field, extra) => {
-    let error: unknown;
-    try {
-      addEngram(tempStore(), { text: 'A lesson.', ...extra });
-    } catch (caught) {
-      error = caught;
-    }
-    expect((error as EngramError).code).toBe('INVALID_INPUT');
-    expect((error as EngramError).message).toMatch(new RegExp(`^${field} contains what looks like a secret \\([a-z-]+\\); it was not stored$`));
+    const error = thrown(() => addEngram(tempStore(), { text: 'A lesson.', ...extra }));
+    expect(error?.code).toBe('INVALID_INPUT');
+    expect(error?.message).toMatch(new RegExp(`^${field} contains what looks like a secret \\([a-z-]+\\); it was not stored$`));
   });
 
   it('counts an exact duplicate (ignoring case and spacing) instead of storing it twice', () => {

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { EngramError } from '../../../src/core/index.js';
 import {
   addEngram,
   deleteEngram,
@@ -9,16 +8,7 @@ import {
   pinEngram,
   updateEngram,
 } from '../../../src/services/index.js';
-import { steppingClock, tempStore } from '../../_helpers.js';
-
-const codeOf = (fn: () => unknown): string | undefined => {
-  try {
-    fn();
-  } catch (error) {
-    return (error as EngramError).code;
-  }
-  return undefined;
-};
+import { steppingClock, tempStore, thrown } from '../../_helpers.js';
 
 describe('updateEngram', () => {
   it('changes only the given fields, bumps revision_count and updated_at, and reports what changed', () => {
@@ -60,10 +50,10 @@ describe('updateEngram', () => {
   it('rejects an empty patch, unknown ids and deleted engrams', () => {
     const store = tempStore();
     const { engram } = addEngram(store, { text: 'Here.' });
-    expect(codeOf(() => updateEngram(store, engram.id, {}))).toBe('INVALID_INPUT');
-    expect(codeOf(() => updateEngram(store, 999, { text: 'x' }))).toBe('NOT_FOUND');
+    expect(thrown(() => updateEngram(store, engram.id, {}))?.code).toBe('INVALID_INPUT');
+    expect(thrown(() => updateEngram(store, 999, { text: 'x' }))?.code).toBe('NOT_FOUND');
     deleteEngram(store, engram.id);
-    expect(codeOf(() => updateEngram(store, engram.id, { text: 'x' }))).toBe('NOT_FOUND');
+    expect(thrown(() => updateEngram(store, engram.id, { text: 'x' }))?.code).toBe('NOT_FOUND');
   });
 });
 
@@ -96,7 +86,7 @@ describe('deleteEngram', () => {
     const store = tempStore();
     const { engram } = addEngram(store, { text: 'Delete me.' });
     expect(deleteEngram(store, engram.id)).toEqual({ id: engram.id, uid: engram.uid, mode: 'soft', changed: true });
-    expect(codeOf(() => getEngram(store, engram.id))).toBe('NOT_FOUND');
+    expect(thrown(() => getEngram(store, engram.id))?.code).toBe('NOT_FOUND');
     expect(getEngram(store, engram.id, { includeDeleted: true }).deleted_at).not.toBeNull();
     expect(listEngrams(store).total).toBe(0);
     expect(deleteEngram(store, engram.id).changed).toBe(false);
@@ -145,6 +135,6 @@ describe('listEngrams', () => {
     const page = listEngrams(store, { limit: 2, offset: 2 });
     expect(page.engrams.map((e) => e.text)).toEqual(['lesson 2', 'lesson 3']);
     expect(page).toMatchObject({ total: 5, limit: 2, offset: 2 });
-    expect(codeOf(() => listEngrams(store, { limit: 0 }))).toBe('INVALID_INPUT');
+    expect(thrown(() => listEngrams(store, { limit: 0 }))?.code).toBe('INVALID_INPUT');
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { EngramError, Store } from '../../../src/core/index.js';
+import type { Store } from '../../../src/core/index.js';
 import {
   addEngram,
   deleteEngram,
@@ -8,7 +8,7 @@ import {
   importEngrams,
   updateEngram,
 } from '../../../src/services/index.js';
-import { steppingClock, tempStore } from '../../_helpers.js';
+import { steppingClock, tempStore, thrown } from '../../_helpers.js';
 
 const dump = (store: Store, options = {}): string[] => {
   const lines: string[] = [];
@@ -129,15 +129,10 @@ describe('importEngrams', () => {
 
   it('validates every line first and imports nothing when one is bad, naming the line', () => {
     const store = tempStore();
-    let error: unknown;
-    try {
-      importEngrams(store, ['{"text": "fine"}', '{"text": "broken"', '{"txt": "typo"}', '[1,2]', '{"text": "x", "category": "a//b"}']);
-    } catch (caught) {
-      error = caught;
-    }
-    expect((error as EngramError).code).toBe('INVALID_INPUT');
-    expect((error as EngramError).message).toMatch(/^4 invalid line\(s\); nothing was imported\. line 2: malformed JSON/);
-    const errors = (error as EngramError).details?.errors as Array<{ line: number; message: string }>;
+    const error = thrown(() => importEngrams(store, ['{"text": "fine"}', '{"text": "broken"', '{"txt": "typo"}', '[1,2]', '{"text": "x", "category": "a//b"}']));
+    expect(error?.code).toBe('INVALID_INPUT');
+    expect(error?.message).toMatch(/^4 invalid line\(s\); nothing was imported\. line 2: malformed JSON/);
+    const errors = error?.details?.errors as Array<{ line: number; message: string }>;
     expect(errors.map((e) => e.line)).toEqual([2, 3, 4, 5]);
     expect(errors[1]?.message).toContain('txt');
     expect(errors[2]?.message).toBe('expected a JSON object');
