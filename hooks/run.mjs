@@ -10,6 +10,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const event = process.argv[2] ?? '';
 const bundle = join(root, 'dist', 'hooks', `${event}.mjs`);
+// The addon path is spelled out rather than imported from install-state.mjs (NATIVE_BINDING; a test keeps them
+// equal): this file runs on every hook event and loads nothing it can avoid.
 
 if (/^[a-z-]+$/.test(event) && existsSync(bundle) && existsSync(join(root, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node'))) {
   await import(pathToFileURL(bundle).href);

@@ -65,9 +65,11 @@ try {
   say(`bootstrapping ${root} (reason: ${reason}, node ${process.version})`);
   writeState({ status: 'running' });
   const steps = [];
-  const packagesMissing = RUNTIME_PACKAGES.some((name) => !existsSync(join(root, 'node_modules', name, 'package.json')));
+  const { missing: before } = checkInstall(root);
+  const packagesMissing = RUNTIME_PACKAGES.some((name) => before.includes(`node_modules/${name}`));
+  const distMissing = before.some((item) => item.startsWith('dist/'));
   const buildToolMissing = !existsSync(join(root, 'node_modules', 'esbuild', 'package.json'));
-  if (packagesMissing || (buildToolMissing && checkInstall(root).missing.some((item) => item.startsWith('dist/')))) {
+  if (packagesMissing || (distMissing && buildToolMissing)) {
     run('npm', ['ci', '--include=dev', '--no-audit', '--no-fund', '--loglevel=error']);
     steps.push('npm ci');
   }
@@ -76,7 +78,7 @@ try {
     steps.push('npm rebuild better-sqlite3');
     if (!nativeLoads()) throw new Error('better-sqlite3 still does not load after rebuilding it');
   }
-  if (checkInstall(root).missing.some((item) => item.startsWith('dist/'))) {
+  if (distMissing) {
     run(process.execPath, [join(root, 'scripts', 'build.mjs')]);
     steps.push('build');
   }

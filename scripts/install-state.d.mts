@@ -4,7 +4,10 @@ export declare const RUNTIME_PACKAGES: readonly string[];
 export declare const NATIVE_BINDING: string;
 export declare const RETRY_AFTER_MS: number;
 export declare const STALE_LOCK_MS: number;
-export declare function engramHome(env?: Record<string, string | undefined>): string;
+export declare function engramHome(
+  env?: Record<string, string | undefined>,
+  options?: { userHome?: string; cwd?: string },
+): string;
 export declare function checkInstall(root: string): { ready: boolean; missing: string[] };
 export declare function bootstrapFiles(
   root: string,

@@ -22,13 +22,16 @@ export const RETRY_AFTER_MS = 10 * 60 * 1000;
 /** A bootstrap lock older than this is considered abandoned (npm ci plus a native build finish well within it). */
 export const STALE_LOCK_MS = 20 * 60 * 1000;
 
-/** `$ENGRAM_HOME`, default `~/.engram` (the same rule as src/core/env.ts). */
-export function engramHome(env = process.env) {
-  const userHome = env.HOME && env.HOME.trim() ? env.HOME : homedir();
+/**
+ * `$ENGRAM_HOME` (a leading `~` expanded, relative paths against `cwd`), default `~/.engram`. The one rule for where
+ * Engram's data lives: src/core/env.ts calls this too, so the bootstrap and the rest always agree.
+ */
+export function engramHome(env = process.env, options = {}) {
+  const userHome = options.userHome ?? (env.HOME && env.HOME.trim() ? env.HOME : homedir());
   const raw = env.ENGRAM_HOME && env.ENGRAM_HOME.trim() ? env.ENGRAM_HOME : '';
   if (!raw) return join(userHome, '.engram');
   const expanded = raw === '~' ? userHome : raw.startsWith('~/') ? join(userHome, raw.slice(2)) : raw;
-  return isAbsolute(expanded) ? expanded : resolve(expanded);
+  return isAbsolute(expanded) ? expanded : resolve(options.cwd ?? process.cwd(), expanded);
 }
 
 /**

@@ -16,9 +16,7 @@ export interface CliContext {
   io: CliIo;
   /** Folder the running CLI was installed in (holds dist/, node_modules/, hooks/). */
   installRoot: string;
-  /** The environment variables in effect (`--home` becomes `ENGRAM_HOME`). */
-  vars: Record<string, string | undefined>;
-  /** The environment as Engram reads it. */
+  /** The environment as Engram reads it (`--home` becomes `ENGRAM_HOME`). */
   env(): EngramEnv;
   /** Loads settings once; `--home` overrides `$ENGRAM_HOME`. */
   settings(): Settings;
@@ -41,7 +39,6 @@ export function createCliContext(io: CliIo, options: { home?: string; installRoo
   const context: CliContext = {
     io,
     installRoot: options.installRoot ?? defaultInstallRoot(),
-    vars,
     env: () => readEnv(vars, { cwd: io.cwd }),
     settings() {
       settings ??= loadSettings(context.env());

@@ -86,6 +86,12 @@ export function defaultConfig(): Config {
   return ConfigSchema.parse({});
 }
 
+/** Environment variables win over config.json. */
+function withEnvOverrides(config: Config, env: EngramEnv): Config {
+  if (env.logLevel) config.log.level = env.logLevel;
+  return config;
+}
+
 /**
  * Loads settings for one process: paths from the environment, config.json if present, then environment overrides.
  * Throws CONFIG_INVALID for a broken config file; hooks catch that and fall back to `defaultConfig()`.
@@ -93,8 +99,7 @@ export function defaultConfig(): Config {
 export function loadSettings(env: EngramEnv): Settings {
   const paths = homePaths(env.home);
   const exists = existsSync(paths.config);
-  const config = exists ? parseConfig(readFileSync(paths.config, 'utf8'), paths.config) : defaultConfig();
-  if (env.logLevel) config.log.level = env.logLevel;
+  const config = withEnvOverrides(exists ? parseConfig(readFileSync(paths.config, 'utf8'), paths.config) : defaultConfig(), env);
   return { env, paths, config, configSource: exists ? 'file' : 'defaults' };
 }
 
@@ -103,8 +108,7 @@ export function loadSettingsLeniently(env: EngramEnv): { settings: Settings; con
   try {
     return { settings: loadSettings(env), configError: undefined };
   } catch (error) {
-    const config = defaultConfig();
-    if (env.logLevel) config.log.level = env.logLevel;
+    const config = withEnvOverrides(defaultConfig(), env);
     return {
       settings: { env, paths: homePaths(env.home), config, configSource: 'defaults' },
       configError: error instanceof EngramError ? error : new EngramError('CONFIG_INVALID', String(error)),

@@ -110,9 +110,6 @@ export const EngramStatsSchema = z.strictObject({
 });
 export type EngramStats = z.infer<typeof EngramStatsSchema>;
 
-/** An empty learning state. */
-export const emptyStats = (): EngramStats => ({ repos: [], tag_sets: [], tag_relevance: [] });
-
 const invalid = (message: string, details?: Record<string, unknown>): EngramError =>
   new EngramError('INVALID_INPUT', message, details ? { details } : {});
 

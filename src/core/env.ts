@@ -1,6 +1,7 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import * as z from 'zod';
+import { engramHome } from '../../scripts/install-state.mjs';
 
 /** Log levels, most verbose first. */
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
@@ -28,6 +29,10 @@ export interface EngramEnv {
   codexHookEnv: boolean;
   /** True when Claude Code launched us (`$CLAUDE_PROJECT_DIR` is only set by Claude Code). */
   claudeHookEnv: boolean;
+  /** `$ENGRAM_MODEL_DIR`: a folder of local embedding models (transformers.js layout). */
+  modelDir: string | undefined;
+  /** `$ENGRAM_MODEL`: the model id inside `modelDir`. */
+  model: string | undefined;
 }
 
 type Vars = Record<string, string | undefined>;
@@ -35,7 +40,7 @@ type Vars = Record<string, string | undefined>;
 const nonEmpty = (value: string | undefined): string | undefined => (value && value.trim() !== '' ? value : undefined);
 
 /** Expands a leading `~` and makes a path absolute against `cwd`. */
-export function absolutePath(path: string, userHome: string, cwd: string): string {
+function absolutePath(path: string, userHome: string, cwd: string): string {
   const expanded = path === '~' ? userHome : path.startsWith('~/') ? join(userHome, path.slice(2)) : path;
   return isAbsolute(expanded) ? expanded : resolve(cwd, expanded);
 }
@@ -49,9 +54,8 @@ export function readEnv(vars: Vars = process.env, options: { homedir?: string; c
   const userHome = options.homedir ?? nonEmpty(vars.HOME) ?? homedir();
   const cwd = options.cwd ?? process.cwd();
   const level = nonEmpty(vars.ENGRAM_LOG_LEVEL)?.toLowerCase();
-  const home = nonEmpty(vars.ENGRAM_HOME);
   return {
-    home: home ? absolutePath(home, userHome, cwd) : join(userHome, '.engram'),
+    home: engramHome(vars, { userHome, cwd }),
     logLevel: LogLevelSchema.safeParse(level).success ? (level as LogLevel) : undefined,
     userHome,
     claudeConfigDir: absolutePath(nonEmpty(vars.CLAUDE_CONFIG_DIR) ?? join(userHome, '.claude'), userHome, cwd),
@@ -59,5 +63,7 @@ export function readEnv(vars: Vars = process.env, options: { homedir?: string; c
     pluginRoot: nonEmpty(vars.CLAUDE_PLUGIN_ROOT) ?? nonEmpty(vars.PLUGIN_ROOT),
     codexHookEnv: Boolean(nonEmpty(vars.PLUGIN_ROOT) ?? nonEmpty(vars.CODEX_HOME)),
     claudeHookEnv: Boolean(nonEmpty(vars.CLAUDE_PROJECT_DIR)),
+    modelDir: nonEmpty(vars.ENGRAM_MODEL_DIR) && absolutePath(vars.ENGRAM_MODEL_DIR as string, userHome, cwd),
+    model: nonEmpty(vars.ENGRAM_MODEL),
   };
 }

@@ -3,16 +3,16 @@
  * Services and surfaces import from here only.
  * @module
  */
-export { readEnv, absolutePath, LOG_LEVELS, LogLevelSchema } from './env.js';
+export { readEnv, LOG_LEVELS, LogLevelSchema } from './env.js';
 export type { EngramEnv, LogLevel } from './env.js';
-export { ConfigSchema, loadSettings, loadSettingsLeniently, parseConfig, defaultConfig, formatIssues } from './config.js';
+export { ConfigSchema, loadSettings, loadSettingsLeniently, formatIssues } from './config.js';
 export type { Config, Settings } from './config.js';
 export { homePaths } from './paths.js';
 export { VERSION } from './version.js';
 export type { HomePaths } from './paths.js';
 export { EngramError, isEngramError, toEngramError } from './errors.js';
 export type { ErrorCode } from './errors.js';
-export { redact, redactDeep, redactText, sanitizeText, stripInvisible } from './redact.js';
+export { isOnlyRedacted, redact, redactDeep, redactText, sanitizeText, stripInvisible } from './redact.js';
 export type { Redaction, RedactionKind } from './redact.js';
 export { createLogger } from './log.js';
 export type { Logger, LoggerOptions } from './log.js';
@@ -24,10 +24,7 @@ export {
   PrerequisitesSchema,
   SourceSchema,
   ScopeSchema,
-  SOURCES,
-  SCOPES,
   LIMITS,
-  emptyStats,
   normalizeCategory,
   normalizeTags,
   normalizeTopicKey,

@@ -170,6 +170,11 @@ export function redactText(input: string): string {
   return redact(input).text;
 }
 
+/** True when nothing but redaction markers and whitespace is left: the writer's content was all private or secret. */
+export function isOnlyRedacted(text: string): boolean {
+  return text.replace(/\[REDACTED(?::[a-z-]+)?\]/g, '').trim() === '';
+}
+
 /** Redacts every string inside a JSON-like value; objects and arrays are copied, other values kept. */
 export function redactDeep<T>(value: T): T {
   if (typeof value === 'string') return redact(value).text as T;

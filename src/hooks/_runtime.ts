@@ -8,6 +8,7 @@ import {
   openStore,
   readEnv,
   type Agent,
+  type EngramEnv,
   type Logger,
   type Settings,
   type Store,
@@ -90,13 +91,12 @@ export function readStdin(
  * Which agent is calling. hooks.json and codex-hooks.json pass `--agent` explicitly; without it, Codex is known by
  * its environment (`PLUGIN_ROOT`, `CODEX_HOME`) or its `turn_id`, Claude Code by `CLAUDE_PROJECT_DIR`.
  */
-export function detectAgent(argv: readonly string[], input: Partial<HookCommon>, env: Record<string, string | undefined>): Agent {
+export function detectAgent(argv: readonly string[], input: Partial<HookCommon>, env: EngramEnv): Agent {
   const flag = argv.indexOf('--agent');
   const named = flag >= 0 ? argv[flag + 1] : undefined;
   if (named === 'claude' || named === 'codex') return named;
-  const vars = readEnv(env);
-  if (vars.codexHookEnv || typeof input.turn_id === 'string') return 'codex';
-  if (vars.claudeHookEnv || (input.transcript_path ?? '').includes('/.claude/')) return 'claude';
+  if (env.codexHookEnv || typeof input.turn_id === 'string') return 'codex';
+  if (env.claudeHookEnv || (input.transcript_path ?? '').includes('/.claude/')) return 'claude';
   return 'unknown';
 }
 
@@ -148,7 +148,7 @@ export async function runHook<S extends z.ZodType<HookCommon>>(
       });
     }
     const input = parsed.data;
-    agent = detectAgent(io.argv, input, io.env);
+    agent = detectAgent(io.argv, input, env);
     if (input.hook_event_name !== event) {
       return log.warn('hook_event_name does not match this hook; ignored', { event, got: input.hook_event_name });
     }

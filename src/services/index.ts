@@ -30,7 +30,7 @@ export type {
   EditResult,
   DeleteResult,
 } from './memory/index.js';
-export { exportEngrams, exportLine, ExportLineSchema, importEngrams, planImport } from './transfer/index.js';
+export { exportEngrams, exportLine, ExportLineSchema, importEngrams } from './transfer/index.js';
 export type { ExportLine, ExportOptions, ImportReport, ImportOptions, LineError } from './transfer/index.js';
 export { initRepo } from './workspace/index.js';
 export type { InitResult } from './workspace/index.js';

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadSettings, loadSettingsLeniently, readEnv } from '../../src/core/index.js';
@@ -67,6 +67,5 @@ describe('loadSettings', () => {
     const { settings, configError } = loadSettingsLeniently(readEnv({ HOME: '/h', ENGRAM_HOME: home }));
     expect(settings.config.hooks.busy_timeout_ms).toBe(1_500);
     expect(configError?.code).toBe('CONFIG_INVALID');
-    mkdirSync(join(home, 'sub'));
   });
 });

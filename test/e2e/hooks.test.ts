@@ -7,7 +7,7 @@ import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSync }
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/core/index.js';
-import { bootstrapFiles } from '../../scripts/install-state.mjs';
+import { bootstrapFiles, NATIVE_BINDING } from '../../scripts/install-state.mjs';
 import { hookProcess, ROOT, SHARED, tempDir } from '../_helpers.js';
 
 const PAYLOADS = join(SHARED, 'fixtures', 'hook-payloads');
@@ -161,6 +161,10 @@ describe('hooks under hostile input', () => {
 });
 
 describe('the hook launcher in a folder that is not installed yet', () => {
+  it('checks the same addon path the installer builds', () => {
+    expect(readFileSync(join(ROOT, 'hooks', 'run.mjs'), 'utf8')).toContain(`join(root, '${NATIVE_BINDING}')`);
+  });
+
   it('starts the first-run bootstrap in the background, exits 0 silently, and does not retry a failure at once', async () => {
     // A plugin folder as a marketplace copy leaves it when npm could not run: no node_modules, no dist/.
     const root = tempDir();

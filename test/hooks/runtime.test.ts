@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
-import { openStore } from '../../src/core/index.js';
+import { openStore, readEnv } from '../../src/core/index.js';
 import { detectAgent, readStdin, runHook, type HookIo } from '../../src/hooks/_runtime.js';
 import { SessionStartInputSchema } from '../../src/hooks/contract.js';
 import { Sink, tempDir } from '../_helpers.js';
@@ -152,6 +152,6 @@ describe('detectAgent', () => {
     [[], { transcript_path: '/home/u/.claude/projects/p/s.jsonl' }, {}, 'claude'],
     [[], {}, {}, 'unknown'],
   ])('argv %j, input %j, env %j → %s', (argv, input, env, agent) => {
-    expect(detectAgent(argv, input, { HOME: '/h', ...env })).toBe(agent);
+    expect(detectAgent(argv, input, readEnv({ HOME: '/h', ...env }))).toBe(agent);
   });
 });

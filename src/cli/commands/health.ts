@@ -22,11 +22,7 @@ export function registerHealthCommands(program: Command, action: Action): void {
     .description('what works, what is degraded and why (exit 1 when something is broken)')
     .action(
       action((context) => {
-        const report = runDoctor(context.env(), {
-          installRoot: context.installRoot,
-          vars: context.vars,
-          now: context.io.now,
-        });
+        const report = runDoctor(context.env(), { installRoot: context.installRoot, now: context.io.now });
         return {
           result: report,
           exitCode: report.status === 'error' ? 1 : 0,

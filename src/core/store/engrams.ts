@@ -38,14 +38,6 @@ interface EngramRow {
   deleted_at: string | null;
 }
 
-/** Every column, in schema order; the Engram type has exactly these keys. */
-export const ENGRAM_COLUMNS = [
-  'id', 'uid', 'kind', 'title', 'text', 'content', 'category', 'tags', 'prerequisites', 'source', 'source_sessions',
-  'tool_name', 'occurrence_count', 'times_matched', 'last_matched_at', 'pinned', 'auto_pinned', 'deprecated',
-  'deprecated_reason', 'project', 'scope', 'topic_key', 'content_hash', 'revision_count', 'duplicate_count',
-  'created_at', 'updated_at', 'last_seen_at', 'deleted_at',
-] as const satisfies ReadonlyArray<keyof Engram>;
-
 function fromRow(row: EngramRow): Engram {
   return {
     id: row.id,

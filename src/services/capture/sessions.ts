@@ -1,4 +1,4 @@
-import { findRepo, sanitizeText, type Agent, type RedactionKind, type Session, type SessionSighting, type Store } from '../../core/index.js';
+import { findRepo, isOnlyRedacted, sanitizeText, type Agent, type RedactionKind, type Session, type SessionSighting, type Store } from '../../core/index.js';
 
 /** What every hook event tells us about its session. */
 export interface SessionContext {
@@ -60,7 +60,6 @@ export function recordPrompt(
   const at = stamp(options.now);
   // Redact before truncating, over a window well past the stored length, so a cut never splits a secret.
   const cleaned = sanitizeText(prompt.text.slice(0, PROMPT_SCAN_CHARS));
-  const meaningful = cleaned.text.replace(/\[REDACTED(?::[a-z-]+)?\]/g, '').trim() !== '';
   const content =
     cleaned.text.length > PROMPT_STORE_CHARS
       ? `${cleaned.text.slice(0, PROMPT_STORE_CHARS)}…[truncated from ${prompt.text.length} characters]`
@@ -68,7 +67,7 @@ export function recordPrompt(
   return store.write(() => {
     const session = store.sessions.upsert(sighting(context, at, null));
     if (options.capture === false) return { stored: false, skipped: 'disabled', redacted: cleaned.kinds };
-    if (!meaningful) return { stored: false, skipped: 'empty', redacted: cleaned.kinds };
+    if (isOnlyRedacted(cleaned.text)) return { stored: false, skipped: 'empty', redacted: cleaned.kinds };
     const stored = store.sessions.insertPrompt({
       session_id: session.id,
       prompt_key: prompt.key,

@@ -118,8 +118,8 @@ function checkInstallFolder(root: string, home: string): Check {
  * Embedding model: a local transformers.js model folder configured through `$ENGRAM_MODEL_DIR`. Without one,
  * Engram still works; vector search is what is missing.
  */
-function checkModel(vars: Record<string, string | undefined>): Check {
-  const dir = vars.ENGRAM_MODEL_DIR;
+function checkModel(env: EngramEnv): Check {
+  const dir = env.modelDir;
   if (!dir) {
     return {
       name: 'embedding_model',
@@ -127,8 +127,7 @@ function checkModel(vars: Record<string, string | undefined>): Check {
       detail: 'no embedding model configured (ENGRAM_MODEL_DIR is unset); semantic search is unavailable',
     };
   }
-  const model = vars.ENGRAM_MODEL ?? '';
-  const folder = model ? join(dir, model) : dir;
+  const folder = env.model ? join(dir, env.model) : dir;
   const present = existsSync(join(folder, 'config.json')) && existsSync(join(folder, 'onnx'));
   return present
     ? { name: 'embedding_model', status: 'ok', detail: `model files present in ${folder}` }
@@ -164,8 +163,6 @@ function checkHookErrors(settings: Settings, now: Date): Check {
 export interface DoctorOptions {
   /** The install folder to check (dist/, node_modules/). */
   installRoot: string;
-  /** Raw environment, for model settings not yet part of the config. */
-  vars: Record<string, string | undefined>;
   now?: () => Date;
 }
 
@@ -190,7 +187,7 @@ export function runDoctor(env: EngramEnv, options: DoctorOptions): DoctorReport 
     checks.push(attempt('sqlite_vec', checkVectors));
     checks.push(attempt('store', () => checkStore(current)));
     checks.push(attempt('install', () => checkInstallFolder(options.installRoot, current.paths.home)));
-    checks.push(attempt('embedding_model', () => checkModel(options.vars)));
+    checks.push(attempt('embedding_model', () => checkModel(env)));
     checks.push(attempt('claude', () => checkClaude(env)));
     checks.push(attempt('codex', () => checkCodex(env)));
     checks.push(attempt('hook_errors', () => checkHookErrors(current, (options.now ?? (() => new Date()))())));

@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { storeSize, VERSION, type EngramCounts, type Settings, type Store } from '../../core/index.js';
 
 /** `engram status`: what is stored and where. */
@@ -19,7 +18,7 @@ export function storeStatus(store: Store, settings: Settings): StatusReport {
     return {
       version: VERSION,
       home: settings.paths.home,
-      config: { path: settings.paths.config, source: existsSync(settings.paths.config) ? 'file' : 'defaults' },
+      config: { path: settings.paths.config, source: settings.configSource },
       store: {
         path: store.path,
         schema_version: store.migration.to,

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import {
   defaultScope,
   EngramError,
+  isOnlyRedacted,
   LIMITS,
   normalizeCategory,
   normalizePrerequisites,
@@ -64,14 +65,35 @@ const tooLong = (field: string, length: number, limit: number, hint = ''): Engra
     details: { field, length, limit },
   });
 
-/** Sanitises one optional free-text field and checks its length. */
-function freeText(value: string | null | undefined, field: string, limit: number, redacted: Set<RedactionKind>): string | null {
+/**
+ * The write-path cleaning of one free-text field, shared by add, update and import: secrets and private spans
+ * removed (their kinds added to `found`), trimmed, length checked. Empty — or nothing left but redaction markers —
+ * becomes null.
+ */
+export function cleanText(
+  value: string | null | undefined,
+  field: string,
+  limit: number,
+  found: Set<RedactionKind>,
+  hint = '',
+): string | null {
   if (value === null || value === undefined) return null;
   const cleaned = sanitizeText(value);
-  cleaned.kinds.forEach((kind) => redacted.add(kind));
+  cleaned.kinds.forEach((kind) => found.add(kind));
   const text = cleaned.text.trim();
-  if (text === '') return null;
-  if (text.length > limit) throw tooLong(field, text.length, limit);
+  if (isOnlyRedacted(text)) return null;
+  if (text.length > limit) throw tooLong(field, text.length, limit, hint);
+  return text;
+}
+
+/** Like {@link cleanText} for a required field: empty is an error naming the field. */
+export function requiredText(value: string, field: string, limit: number, found: Set<RedactionKind>, hint = ''): string {
+  const text = cleanText(value, field, limit, found, hint);
+  if (text === null) {
+    throw new EngramError('INVALID_INPUT', `${field} is empty (after removing private and secret content)`, {
+      details: { field },
+    });
+  }
   return text;
 }
 
@@ -81,22 +103,12 @@ function freeText(value: string | null | undefined, field: string, limit: number
  */
 export function prepareDraft(draft: EngramDraft): PreparedDraft {
   const redacted = new Set<RedactionKind>();
-  const sanitized = sanitizeText(draft.text);
-  sanitized.kinds.forEach((kind) => redacted.add(kind));
-  const text = sanitized.text.trim();
-  if (text === '' || /^(?:\[REDACTED(?::[a-z-]+)?\]\s*)+$/.test(text)) {
-    throw new EngramError('INVALID_INPUT', 'text is empty (after removing private and secret content)', {
-      details: { field: 'text' },
-    });
-  }
-  if (text.length > LIMITS.textChars) {
-    throw tooLong('text', text.length, LIMITS.textChars, '; put longer detail in content');
-  }
+  const text = requiredText(draft.text, 'text', LIMITS.textChars, redacted, '; put longer detail in content');
   const project = normalizeProject(draft.project);
   return {
     text,
-    title: freeText(draft.title, 'title', LIMITS.titleChars, redacted),
-    content: freeText(draft.content, 'content', LIMITS.contentChars, redacted),
+    title: cleanText(draft.title, 'title', LIMITS.titleChars, redacted),
+    content: cleanText(draft.content, 'content', LIMITS.contentChars, redacted),
     kind: draft.kind ?? 'lesson',
     category: normalizeCategory(draft.category),
     tags: normalizeTags(draft.tags),

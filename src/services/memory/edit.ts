@@ -8,12 +8,12 @@ import {
   normalizeProject,
   normalizeTags,
   normalizeTopicKey,
-  sanitizeText,
   ScopeSchema,
   type Engram,
   type RedactionKind,
   type Store,
 } from '../../core/index.js';
+import { cleanText, requiredText } from './draft.js';
 import { resolveEngram, type EngramRef } from './read.js';
 
 /** Fields an update may change; each absent field is left alone, `null` clears a nullable field. */
@@ -62,29 +62,14 @@ export function updateEngram(store: Store, ref: EngramRef, patch: EngramPatch, o
     throw new EngramError('INVALID_INPUT', 'nothing to update: give at least one field to change');
   }
   const redacted = new Set<RedactionKind>();
-  const clean = (value: string, field: string, limit: number): string => {
-    const result = sanitizeText(value);
-    result.kinds.forEach((kind) => redacted.add(kind));
-    const text = result.text.trim();
-    if (text.length > limit) {
-      throw new EngramError('INVALID_INPUT', `${field} is ${text.length} characters; the limit is ${limit}`);
-    }
-    return text;
-  };
   const at = stamp(options.now);
 
   return store.write(() => {
     const engram = resolveEngram(store, ref);
     const next: Partial<Engram> = {};
-    if (patch.text !== undefined) {
-      const text = clean(patch.text, 'text', LIMITS.textChars);
-      if (text === '') throw new EngramError('INVALID_INPUT', 'text cannot be empty');
-      next.text = text;
-    }
-    if (patch.title !== undefined) next.title = patch.title === null ? null : clean(patch.title, 'title', LIMITS.titleChars) || null;
-    if (patch.content !== undefined) {
-      next.content = patch.content === null ? null : clean(patch.content, 'content', LIMITS.contentChars) || null;
-    }
+    if (patch.text !== undefined) next.text = requiredText(patch.text, 'text', LIMITS.textChars, redacted);
+    if (patch.title !== undefined) next.title = cleanText(patch.title, 'title', LIMITS.titleChars, redacted);
+    if (patch.content !== undefined) next.content = cleanText(patch.content, 'content', LIMITS.contentChars, redacted);
     if (patch.kind !== undefined) next.kind = patch.kind;
     if (patch.category !== undefined) next.category = normalizeCategory(patch.category);
     let tags = patch.tags !== undefined ? normalizeTags(patch.tags) : engram.tags;

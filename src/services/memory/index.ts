@@ -1,4 +1,4 @@
-export { EngramDraftSchema, parseDraft, prepareDraft } from './draft.js';
+export { cleanText, EngramDraftSchema, parseDraft, prepareDraft, requiredText } from './draft.js';
 export type { EngramDraft, PreparedDraft } from './draft.js';
 export { addEngram, storeDraft } from './add.js';
 export type { AddResult, AddStatus, AddOptions } from './add.js';

@@ -7,10 +7,11 @@ import {
   normalizeProject,
   normalizeTags,
   normalizeTopicKey,
-  sanitizeText,
+  LIMITS,
+  type RedactionKind,
   type Store,
 } from '../../core/index.js';
-import { parseDraft, prepareDraft, storeDraft, type PreparedDraft } from '../memory/index.js';
+import { cleanText, parseDraft, prepareDraft, requiredText, storeDraft, type PreparedDraft } from '../memory/index.js';
 import { exportLine, ExportLineSchema, type ExportLine } from './export.js';
 
 /** What importing did, per line outcome. */
@@ -58,26 +59,20 @@ const MAX_REPORTED_ERRORS = 50;
 
 /** Normalises a full export line the way the store would, so comparisons and re-exports are stable. */
 function normalizeFull(line: ExportLine): { value: ExportLine; redacted: boolean } {
-  let redacted = false;
-  const clean = (text: string | null): string | null => {
-    if (text === null) return null;
-    const result = sanitizeText(text);
-    if (result.kinds.length) redacted = true;
-    return result.text;
-  };
+  const found = new Set<RedactionKind>();
   const value: ExportLine = {
     ...line,
-    title: clean(line.title),
-    text: clean(line.text) as string,
-    content: clean(line.content),
-    deprecated_reason: clean(line.deprecated_reason),
+    title: cleanText(line.title, 'title', LIMITS.titleChars, found),
+    text: requiredText(line.text, 'text', LIMITS.textChars, found),
+    content: cleanText(line.content, 'content', LIMITS.contentChars, found),
+    deprecated_reason: cleanText(line.deprecated_reason, 'deprecated_reason', LIMITS.textChars, found),
     category: normalizeCategory(line.category),
     tags: normalizeTags(line.tags),
     prerequisites: normalizePrerequisites(line.prerequisites),
     project: normalizeProject(line.project),
     topic_key: normalizeTopicKey(line.topic_key),
   };
-  return { value, redacted };
+  return { value, redacted: found.size > 0 };
 }
 
 /** Parses and validates every line before anything is written; throws INVALID_INPUT listing bad lines by number. */

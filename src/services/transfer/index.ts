@@ -1,4 +1,4 @@
 export { exportEngrams, exportLine, ExportLineSchema } from './export.js';
 export type { ExportLine, ExportOptions } from './export.js';
-export { importEngrams, planImport } from './import.js';
+export { importEngrams } from './import.js';
 export type { ImportReport, ImportOptions, LineError } from './import.js';

@@ -79,7 +79,7 @@ describe('checkCodex', () => {
 describe('runDoctor', () => {
   it('reports a healthy install with an empty home as working, degraded only for what is optional', () => {
     const home = tempDir();
-    const report = runDoctor(envFor(home), { installRoot: ROOT, vars: {} });
+    const report = runDoctor(envFor(home), { installRoot: ROOT });
     const byName = Object.fromEntries(report.checks.map((check) => [check.name, check.status]));
     expect(byName).toMatchObject({ node: 'ok', config: 'ok', home: 'ok', sqlite: 'ok', sqlite_vec: 'ok', store: 'ok', install: 'ok', hook_errors: 'ok' });
     expect(byName.embedding_model).toBe('degraded');
@@ -90,7 +90,7 @@ describe('runDoctor', () => {
     const home = tempDir();
     mkdirSync(join(home, '.engram'));
     writeFileSync(join(home, '.engram', 'config.json'), '{');
-    const report = runDoctor(envFor(home), { installRoot: ROOT, vars: {} });
+    const report = runDoctor(envFor(home), { installRoot: ROOT });
     expect(report.status).toBe('error');
     expect(report.checks.map((check) => check.name)).toEqual(['node', 'config']);
   });
@@ -98,7 +98,7 @@ describe('runDoctor', () => {
   it('reports an install folder without its native addon and bundles as an error with the fix', () => {
     const home = tempDir();
     const root = tempDir();
-    const install = runDoctor(envFor(home), { installRoot: root, vars: {} }).checks.find((check) => check.name === 'install');
+    const install = runDoctor(envFor(home), { installRoot: root }).checks.find((check) => check.name === 'install');
     expect(install).toMatchObject({ status: 'error', fix: expect.stringContaining('install.sh') });
     expect(install?.detail).toContain('node_modules/better-sqlite3');
   });
@@ -116,13 +116,13 @@ describe('runDoctor', () => {
         { t: '2026-11-22T11:30:00.000Z', level: 'error', msg: 'hook failed', error: { message: 'store is locked' } },
       ].map((entry) => JSON.stringify(entry)).join('\n'),
     );
-    const check = runDoctor(envFor(home), { installRoot: ROOT, vars: {}, now: () => now }).checks.find((c) => c.name === 'hook_errors');
+    const check = runDoctor(envFor(home), { installRoot: ROOT, now: () => now }).checks.find((c) => c.name === 'hook_errors');
     expect(check).toMatchObject({ status: 'degraded', detail: expect.stringContaining('1 hook error(s) in the last 24 h; last: store is locked') });
   });
 
   it('opens (and so migrates) the store it checks', () => {
     const home = tempDir();
-    runDoctor(envFor(home), { installRoot: ROOT, vars: {} });
+    runDoctor(envFor(home), { installRoot: ROOT });
     const store = openStore({ path: join(home, '.engram', 'engram.db'), readonly: true });
     expect(store.migration.to).toBeGreaterThan(0);
     store.close();
