@@ -8,14 +8,12 @@ import { build } from 'esbuild';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { BASE_OPTIONS } from './bundle.mjs';
 import { HOOK_ENTRIES } from './install-state.mjs';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const started = performance.now();
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
-
-/** Loaded at run time from node_modules, never bundled. */
-const EXTERNAL = ['better-sqlite3', 'sqlite-vec', '@xenova/transformers', '@energetic-ai/*', 'onnxruntime-node', 'sharp'];
 
 const entryPoints = {
   cli: join(root, 'src/cli/main.ts'),
@@ -28,13 +26,7 @@ await build({
   entryPoints,
   outdir: join(root, 'dist'),
   outExtension: { '.js': '.mjs' },
-  bundle: true,
-  platform: 'node',
-  format: 'esm',
-  target: 'node20',
-  external: EXTERNAL,
-  // Bundled CommonJS dependencies call require() for Node built-ins; ESM has no require, so give them one.
-  banner: { js: "import { createRequire as __engramRequire } from 'node:module';\nconst require = __engramRequire(import.meta.url);" },
+  ...BASE_OPTIONS,
   define: { __ENGRAM_VERSION__: JSON.stringify(pkg.version) },
   legalComments: 'none',
   // Hooks run on every agent event: a smaller file parses faster. Names are kept so stack traces stay readable.

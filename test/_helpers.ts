@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach } from 'vitest';
 import { openStore, type EngramError, type Store } from '../src/core/index.js';
 import { runCli } from '../src/cli/program.js';
+import { bundleEntry } from '../scripts/bundle.mjs';
 
 /** The repository root. */
 export const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -82,12 +83,15 @@ export async function cli(
 }
 
 /** Runs the real `bin/engram` in a child process. */
-export function engramProcess(args: string[], options: { home: string; input?: string; cwd?: string }): SpawnSyncReturns<string> {
+export function engramProcess(
+  args: string[],
+  options: { home: string; input?: string; cwd?: string; env?: Record<string, string> },
+): SpawnSyncReturns<string> {
   return spawnSync(process.execPath, [join(ROOT, 'bin', 'engram'), ...args], {
     input: options.input ?? '',
     encoding: 'utf8',
     cwd: options.cwd ?? options.home,
-    env: { ...process.env, HOME: options.home, ENGRAM_HOME: options.home },
+    env: { ...process.env, HOME: options.home, ENGRAM_HOME: options.home, ...options.env },
     maxBuffer: 256 * 1024 * 1024,
   });
 }
@@ -128,20 +132,9 @@ let worker: Promise<string> | undefined;
  */
 export function workerPath(): Promise<string> {
   worker ??= (async () => {
-    const { build } = await import('esbuild');
     // Inside the repository (node_modules/.cache is ignored by git), so the bundle resolves native modules from here.
     const out = join(ROOT, 'node_modules', '.cache', 'engram-test', `worker-${process.pid}.mjs`);
-    await build({
-      entryPoints: [join(ROOT, 'test', '_worker.ts')],
-      outfile: out,
-      bundle: true,
-      platform: 'node',
-      format: 'esm',
-      target: 'node20',
-      external: ['better-sqlite3', 'sqlite-vec'],
-      banner: { js: "import { createRequire as __r } from 'node:module'; const require = __r(import.meta.url);" },
-      logLevel: 'error',
-    });
+    await bundleEntry(join(ROOT, 'test', '_worker.ts'), out);
     return out;
   })();
   return worker;
@@ -159,3 +152,8 @@ export async function runWorker(args: string[]): Promise<string> {
     child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`worker exited ${code}: ${err}`))));
   });
 }
+
+/** Offline embedding models (../shared/models, or $MODEL_DIR). Tests that need one skip, saying why, when absent. */
+export const MODELS_DIR = process.env.MODEL_DIR ?? join(SHARED, 'models');
+export const HAS_MODELS = existsSync(join(MODELS_DIR, 'static-use-256', 'onnx', 'model_quantized.onnx'));
+if (!HAS_MODELS) console.warn(`[engram tests] no embedding models in ${MODELS_DIR}: real-model tests are skipped`);

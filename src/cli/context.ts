@@ -1,6 +1,17 @@
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadSettings, openStore, readEnv, type EngramEnv, type Settings, type Store } from '../core/index.js';
+import {
+  createLogger,
+  loadSettings,
+  openStore,
+  readEnv,
+  resolveEmbedder,
+  type EngramEnv,
+  type Logger,
+  type Settings,
+  type Store,
+} from '../core/index.js';
+import { createSearchEngine, searchTuning, type SearchEngine } from '../services/index.js';
 import type { Output } from './output.js';
 
 /** Everything a command may touch; `runCli` builds it from the real process, tests from fakes. */
@@ -22,6 +33,10 @@ export interface CliContext {
   settings(): Settings;
   /** Opens the store once. */
   store(): Store;
+  /** `$ENGRAM_HOME/logs/cli.log`: warnings that must not pollute stdout. */
+  log(): Logger;
+  /** A search engine over the store with the configured embedder (loaded on first vector search). */
+  searchEngine(): SearchEngine;
   close(): void;
 }
 
@@ -35,6 +50,8 @@ function defaultInstallRoot(): string {
 export function createCliContext(io: CliIo, options: { home?: string; installRoot?: string } = {}): CliContext {
   let settings: Settings | undefined;
   let store: Store | undefined;
+  let logger: Logger | undefined;
+  let engine: SearchEngine | undefined;
   const vars = options.home ? { ...io.env, ENGRAM_HOME: options.home } : io.env;
   const context: CliContext = {
     io,
@@ -48,6 +65,23 @@ export function createCliContext(io: CliIo, options: { home?: string; installRoo
       const current = context.settings();
       store ??= openStore({ path: current.paths.db, busyTimeoutMs: current.config.store.busy_timeout_ms });
       return store;
+    },
+    log() {
+      const current = context.settings();
+      logger ??= createLogger({ dir: current.paths.logs, name: 'cli', level: current.config.log.level, maxBytes: current.config.log.max_bytes });
+      return logger;
+    },
+    searchEngine() {
+      const current = context.settings();
+      engine ??= createSearchEngine(context.store(), {
+        embedder: resolveEmbedder(current),
+        indexDir: current.paths.index,
+        tuning: searchTuning(current.config),
+        batchSize: current.config.embed.batch_size,
+        now: io.now,
+        onWarning: (message, error) => context.log().warn(message, error === undefined ? {} : { error }),
+      });
+      return engine;
     },
     close() {
       store?.close();

@@ -2,6 +2,7 @@ import { Command, CommanderError } from 'commander';
 import { EngramError, VERSION } from '../core/index.js';
 import { registerEngramCommands } from './commands/engrams.js';
 import { registerHealthCommands } from './commands/health.js';
+import { registerSearchCommands } from './commands/search.js';
 import { registerTransferCommands } from './commands/transfer.js';
 import { registerWorkspaceCommands } from './commands/workspace.js';
 import { createCliContext, type CliContext, type CliIo } from './context.js';
@@ -32,6 +33,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   const program = new Command('engram')
     .description('Memory across sessions for coding agents, and the reasons behind the code.')
     .version(VERSION, '-V, --version')
+    .option('--json', 'JSON output (the default; for explicitness in scripts)')
     .option('--pretty', 'human-readable output instead of JSON')
     .option('--home <dir>', 'data folder (default: $ENGRAM_HOME or ~/.engram)')
     .showHelpAfterError(false)
@@ -55,6 +57,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     };
 
   registerEngramCommands(program, action);
+  registerSearchCommands(program, action);
   registerTransferCommands(program, action);
   registerWorkspaceCommands(program, action);
   registerHealthCommands(program, action);

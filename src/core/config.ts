@@ -5,6 +5,10 @@ import { LogLevelSchema } from './env.js';
 import { EngramError } from './errors.js';
 import { homePaths, type HomePaths } from './paths.js';
 
+/** Embedder choices; see `embed.provider`. */
+export const EMBEDDER_PROVIDERS = ['auto', 'transformers', 'use-lite', 'none', 'test'] as const;
+export type EmbedderProvider = (typeof EMBEDDER_PROVIDERS)[number];
+
 /**
  * `$ENGRAM_HOME/config.json`. Every key is optional; defaults are chosen so a user never needs the file.
  * Unknown keys are rejected: a typo in our own config should fail loudly, not be ignored.
@@ -42,6 +46,35 @@ export const ConfigSchema = z.strictObject({
        * the agent continue. @default 1500
        */
       busy_timeout_ms: z.number().int().min(0).max(30_000).default(1_500),
+    })
+    .prefault({}),
+  embed: z
+    .strictObject({
+      /**
+       * Which embedder makes vectors. `auto` picks the best real model on the machine: a configured or pulled
+       * transformers.js model, else the Universal Sentence Encoder lite from npm, else none (BM25 only).
+       * `test` is a deterministic hashing embedder for plumbing tests, never a real choice.
+       * Overridden by `$ENGRAM_EMBEDDER`. @default "auto"
+       */
+      provider: z.enum(EMBEDDER_PROVIDERS).default('auto'),
+      /** transformers.js model id (a folder inside `model_dir`), e.g. `Xenova/all-MiniLM-L6-v2`. `$ENGRAM_MODEL` wins. */
+      model: z.string().min(1).max(200).optional(),
+      /** Folder of local models; default `$ENGRAM_HOME/models`, where `engram model pull` puts them. `$ENGRAM_MODEL_DIR` wins. */
+      model_dir: z.string().min(1).optional(),
+      /** Texts per embedding call when indexing (import, reindex). Default: per embedder (services/recall/tuning.ts). */
+      batch_size: z.number().int().min(1).max(1024).optional(),
+    })
+    .prefault({}),
+  search: z
+    .strictObject({
+      /** Reciprocal rank fusion constant k (see services/recall/tuning.ts). */
+      rrf_k: z.number().min(1).max(1000).optional(),
+      /** Weight of the BM25 list in fusion. */
+      bm25_weight: z.number().min(0).max(10).optional(),
+      /** Weight of the vector list in fusion. */
+      vector_weight: z.number().min(0).max(10).optional(),
+      /** Results returned when the caller does not say. */
+      top_k: z.number().int().min(1).max(100).optional(),
     })
     .prefault({}),
 });
@@ -86,9 +119,24 @@ export function defaultConfig(): Config {
   return ConfigSchema.parse({});
 }
 
-/** Environment variables win over config.json. */
+/**
+ * Environment variables win over config.json. A bad `$ENGRAM_EMBEDDER` is an error like a bad config value: silently
+ * ignoring it would leave the user searching with a model they did not ask for.
+ */
 function withEnvOverrides(config: Config, env: EngramEnv): Config {
   if (env.logLevel) config.log.level = env.logLevel;
+  if (env.embedder !== undefined) {
+    const provider = z.enum(EMBEDDER_PROVIDERS).safeParse(env.embedder);
+    if (!provider.success) {
+      throw new EngramError(
+        'CONFIG_INVALID',
+        `ENGRAM_EMBEDDER must be one of ${EMBEDDER_PROVIDERS.join(', ')}, got '${env.embedder}'`,
+      );
+    }
+    config.embed.provider = provider.data;
+  }
+  if (env.model) config.embed.model = env.model;
+  if (env.modelDir) config.embed.model_dir = env.modelDir;
   return config;
 }
 
@@ -108,7 +156,12 @@ export function loadSettingsLeniently(env: EngramEnv): { settings: Settings; con
   try {
     return { settings: loadSettings(env), configError: undefined };
   } catch (error) {
-    const config = withEnvOverrides(defaultConfig(), env);
+    let config: Config;
+    try {
+      config = withEnvOverrides(defaultConfig(), env);
+    } catch {
+      config = withEnvOverrides(defaultConfig(), { ...env, embedder: undefined });
+    }
     return {
       settings: { env, paths: homePaths(env.home), config, configSource: 'defaults' },
       configError: error instanceof EngramError ? error : new EngramError('CONFIG_INVALID', String(error)),

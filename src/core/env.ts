@@ -29,10 +29,14 @@ export interface EngramEnv {
   codexHookEnv: boolean;
   /** True when Claude Code launched us (`$CLAUDE_PROJECT_DIR` is only set by Claude Code). */
   claudeHookEnv: boolean;
+  /** `$ENGRAM_EMBEDDER`: `transformers`, `use-lite`, `none`, `auto` (or `test`, for plumbing tests). */
+  embedder: string | undefined;
   /** `$ENGRAM_MODEL_DIR`: a folder of local embedding models (transformers.js layout). */
   modelDir: string | undefined;
   /** `$ENGRAM_MODEL`: the model id inside `modelDir`. */
   model: string | undefined;
+  /** `$HF_ENDPOINT`: a Hugging Face mirror for `engram model pull` (default https://huggingface.co). */
+  hfEndpoint: string | undefined;
 }
 
 type Vars = Record<string, string | undefined>;
@@ -63,7 +67,9 @@ export function readEnv(vars: Vars = process.env, options: { homedir?: string; c
     pluginRoot: nonEmpty(vars.CLAUDE_PLUGIN_ROOT) ?? nonEmpty(vars.PLUGIN_ROOT),
     codexHookEnv: Boolean(nonEmpty(vars.PLUGIN_ROOT) ?? nonEmpty(vars.CODEX_HOME)),
     claudeHookEnv: Boolean(nonEmpty(vars.CLAUDE_PROJECT_DIR)),
+    embedder: nonEmpty(vars.ENGRAM_EMBEDDER)?.trim().toLowerCase(),
     modelDir: nonEmpty(vars.ENGRAM_MODEL_DIR) && absolutePath(vars.ENGRAM_MODEL_DIR as string, userHome, cwd),
-    model: nonEmpty(vars.ENGRAM_MODEL),
+    model: nonEmpty(vars.ENGRAM_MODEL)?.trim(),
+    hfEndpoint: nonEmpty(vars.HF_ENDPOINT)?.trim(),
   };
 }

@@ -5,8 +5,8 @@
  */
 export { readEnv, LOG_LEVELS, LogLevelSchema } from './env.js';
 export type { EngramEnv, LogLevel } from './env.js';
-export { ConfigSchema, loadSettings, loadSettingsLeniently, formatIssues } from './config.js';
-export type { Config, Settings } from './config.js';
+export { ConfigSchema, EMBEDDER_PROVIDERS, loadSettings, loadSettingsLeniently, formatIssues } from './config.js';
+export type { Config, EmbedderProvider, Settings } from './config.js';
 export { homePaths } from './paths.js';
 export { VERSION } from './version.js';
 export type { HomePaths } from './paths.js';
@@ -44,6 +44,7 @@ export {
   loadVectorExtension,
   loadSqlite,
   openDatabase,
+  KNN_MAX_K,
 } from './store/index.js';
 export type {
   Store,
@@ -52,6 +53,7 @@ export type {
   MigrationReport,
   Database,
   EngramRepo,
+  RecallFields,
   EngramFilter,
   EngramCounts,
   NewEngram,
@@ -61,4 +63,33 @@ export type {
   UserPrompt,
   Agent,
   StatsRepo,
+  TagRelevanceRow,
+  VectorRepo,
+  VectorSpace,
+  VectorSpaceInfo,
+  PendingVector,
+  Neighbour,
+  SearchState,
 } from './store/index.js';
+export {
+  loadEmbedder,
+  resolveEmbedder,
+  readPulledModels,
+  modelDirectory,
+  inspectModelFolder,
+  pullModel,
+  createHashingEmbedder,
+  useLiteInstalled,
+  quietly,
+  vectorModelId,
+} from './embed/index.js';
+export type {
+  Embedder,
+  EmbedderKind,
+  EmbedderSpec,
+  EmbedderChoice,
+  PulledModels,
+  PullOptions,
+  PullResult,
+  DownloadEvent,
+} from './embed/index.js';

@@ -12,6 +12,10 @@ export interface HomePaths {
   logs: string;
   /** First-run bootstrap state and locks, one pair per plugin install folder. */
   bootstrap: string;
+  /** Embedding models fetched by `engram model pull` (transformers.js layout: `<org>/<name>/onnx/…`). */
+  models: string;
+  /** Search index snapshots (the consolidated BM25 index), rebuilt from the store whenever it is stale. */
+  index: string;
 }
 
 /** Builds every data path from the home folder. */
@@ -22,5 +26,7 @@ export function homePaths(home: string): HomePaths {
     config: join(home, 'config.json'),
     logs: join(home, 'logs'),
     bootstrap: join(home, 'bootstrap'),
+    models: join(home, 'models'),
+    index: join(home, 'index'),
   };
 }

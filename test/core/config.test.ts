@@ -39,7 +39,19 @@ describe('loadSettings', () => {
       log: { level: 'info', max_bytes: 5 * 1024 * 1024 },
       store: { busy_timeout_ms: 10_000 },
       hooks: { busy_timeout_ms: 1_500 },
+      embed: { provider: 'auto' },
+      search: {},
     });
+  });
+
+  it('lets ENGRAM_EMBEDDER, ENGRAM_MODEL and ENGRAM_MODEL_DIR override config.json', () => {
+    const home = homeWith('{"embed": {"provider": "use-lite", "model": "a/b", "model_dir": "/models"}, "search": {"rrf_k": 30}}');
+    expect(loadSettings(readEnv({ HOME: '/h', ENGRAM_HOME: home })).config.embed).toEqual({ provider: 'use-lite', model: 'a/b', model_dir: '/models' });
+    const overridden = loadSettings(
+      readEnv({ HOME: '/h', ENGRAM_HOME: home, ENGRAM_EMBEDDER: 'Transformers', ENGRAM_MODEL: 'c/d', ENGRAM_MODEL_DIR: '/other' }),
+    );
+    expect(overridden.config.embed).toEqual({ provider: 'transformers', model: 'c/d', model_dir: '/other' });
+    expect(overridden.config.search.rrf_k).toBe(30);
   });
 
   it('merges a partial config.json over the defaults, and the environment over both', () => {

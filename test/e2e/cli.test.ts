@@ -43,12 +43,12 @@ describe('bin/engram', () => {
     const home = tempDir();
     const status = engramProcess(['status'], { home });
     expect(status.status).toBe(0);
-    expect(JSON.parse(status.stdout)).toMatchObject({ home, store: { journal_mode: 'wal', schema_version: 3 }, engrams: { total: 0 } });
+    expect(JSON.parse(status.stdout)).toMatchObject({ home, store: { journal_mode: 'wal', schema_version: 4 }, engrams: { total: 0 } });
     const doctor = engramProcess(['doctor', '--pretty'], { home });
     expect(doctor.status).toBe(0);
     expect(doctor.stdout).toMatch(/^engram doctor: (ok|degraded)\n/);
     expect(doctor.stdout).toContain('ok    store: ');
-    expect(doctor.stdout).toContain('embedding_model: no embedding model configured');
+    expect(doctor.stdout).toContain('embeddings: use-lite (no hub model pulled; using USE lite from npm)');
   });
 
   it('keeps stdout for results and stderr for errors, with meaningful exit codes', () => {

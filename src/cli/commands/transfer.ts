@@ -2,7 +2,8 @@ import { closeSync, openSync, readFileSync, renameSync, writeSync } from 'node:f
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { EngramError } from '../../core/index.js';
-import { exportEngrams, importEngrams } from '../../services/index.js';
+import { embedNewEngrams, exportEngrams, importEngrams, type CatchUpReport } from '../../services/index.js';
+import { progressBar } from '../progress.js';
 import { renderFields } from '../render.js';
 import type { Action } from '../program.js';
 
@@ -57,8 +58,9 @@ export function registerTransferCommands(program: Command, action: Action): void
     .description('read engrams from JSON lines: an export, or minimal {"text", "category"?, "tags"?} lines')
     .argument('[file]', "file to read ('-' or nothing: stdin)")
     .option('--dry-run', 'validate and count, write nothing')
+    .option('--no-embed', 'store only; embed later with engram reindex')
     .action(
-      action(async (context, file: string | undefined, flags: { dryRun?: boolean }) => {
+      action(async (context, file: string | undefined, flags: { dryRun?: boolean; embed: boolean }) => {
         let text: string;
         if (file === undefined || file === '-') {
           text = await readAll(context.io.stdin);
@@ -71,8 +73,31 @@ export function registerTransferCommands(program: Command, action: Action): void
             throw new EngramError(code === 'ENOENT' ? 'NOT_FOUND' : 'IO', `cannot read ${path}: ${(error as Error).message}`);
           }
         }
-        const report = importEngrams(context.store(), text.split('\n'), { dryRun: flags.dryRun ?? false, now: context.io.now });
-        return { result: report, pretty: () => renderFields({ ...report }) };
+        const store = context.store();
+        const saving = progressBar(context.io, 'importing');
+        let report;
+        try {
+          report = importEngrams(store, text.split('\n'), {
+            dryRun: flags.dryRun ?? false,
+            now: context.io.now,
+            onProgress: (done, total) => saving.update(done, total),
+          });
+        } finally {
+          saving.stop();
+        }
+        // New engrams are embedded now, in batches, so the first search after an import does not pay for it.
+        let embedded: CatchUpReport = { vectors: null, note: null };
+        if (!report.dry_run && flags.embed) {
+          const bar = progressBar(context.io, 'embedding');
+          embedded = await embedNewEngrams(store, () => context.searchEngine().embedder(), {
+            batchSize: context.settings().config.embed.batch_size,
+            onProgress: (count, total) => bar.update(count, total),
+            onError: (error) => context.log().warn('embedding after import failed', { error }),
+            now: context.io.now,
+          }).finally(() => bar.stop());
+        }
+        const result = { ...report, ...embedded };
+        return { result, pretty: () => renderFields({ ...result }) };
       }),
     );
 }

@@ -96,6 +96,11 @@ export function openDatabase(options: OpenDatabaseOptions): Database {
     }
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
+    // Vector search reads every vector of a space per query (sqlite-vec scans in chunks): with SQLite's default 2 MB
+    // page cache a 10k-engram store re-reads its 10 MB of vectors from the OS on each search. A 64 MB cache ceiling
+    // and memory-mapped reads keep them in memory; both are limits, not allocations, so small stores pay nothing.
+    db.pragma('cache_size = -65536');
+    if (!inMemory) db.pragma('mmap_size = 268435456');
     return db;
   } catch (error) {
     db?.close();

@@ -128,6 +128,12 @@ export interface EngramFilter {
   offset?: number;
 }
 
+/** What recall needs to decide whether a candidate may be shown and how to adjust its score. */
+export type RecallFields = Pick<
+  Engram,
+  'id' | 'category' | 'tags' | 'prerequisites' | 'pinned' | 'deprecated' | 'project' | 'last_seen_at' | 'deleted_at'
+>;
+
 /** Counts for `engram status`. */
 export interface EngramCounts {
   total: number;
@@ -150,6 +156,10 @@ export interface EngramRepo {
   insert(engram: NewEngram): Engram;
   get(id: number): Engram | undefined;
   getByUid(uid: string): Engram | undefined;
+  /** Engrams by id, in no particular order; missing ids are skipped. */
+  getMany(ids: readonly number[]): Engram[];
+  /** The fields recall's gates and adjustments read, for many candidates at once (cheaper than whole engrams). */
+  recallFields(ids: readonly number[]): RecallFields[];
   findLiveByHash(hash: string, project: string | null, scope: Scope): Engram | undefined;
   findLiveByTopic(topicKey: string, project: string | null, scope: Scope): Engram | undefined;
   update(id: number, fields: Partial<Omit<Engram, 'id' | 'uid' | 'content_hash'>>): Engram;
@@ -229,6 +239,33 @@ export function createEngramRepo(db: Database): EngramRepo {
     getByUid(uid) {
       const row = byUid.get(uid);
       return row ? fromRow(row) : undefined;
+    },
+    getMany(ids) {
+      if (ids.length === 0) return [];
+      return db
+        .prepare<[string], EngramRow>('SELECT * FROM engrams WHERE id IN (SELECT value FROM json_each(?))')
+        .all(JSON.stringify(ids))
+        .map(fromRow);
+    },
+    recallFields(ids) {
+      if (ids.length === 0) return [];
+      return db
+        .prepare<[string], Pick<EngramRow, 'id' | 'category' | 'tags' | 'prerequisites' | 'pinned' | 'deprecated' | 'project' | 'last_seen_at' | 'deleted_at'>>(
+          `SELECT id, category, tags, prerequisites, pinned, deprecated, project, last_seen_at, deleted_at
+             FROM engrams WHERE id IN (SELECT value FROM json_each(?))`,
+        )
+        .all(JSON.stringify(ids))
+        .map((row) => ({
+          id: row.id,
+          category: row.category,
+          tags: JSON.parse(row.tags) as string[],
+          prerequisites: row.prerequisites === null ? null : (JSON.parse(row.prerequisites) as Prerequisites),
+          pinned: row.pinned === 1,
+          deprecated: row.deprecated === 1,
+          project: row.project,
+          last_seen_at: row.last_seen_at,
+          deleted_at: row.deleted_at,
+        }));
     },
     findLiveByHash(hash, project, scope) {
       const row = byHash.get(hash, project, scope);

@@ -4,6 +4,8 @@ export { SCHEMA_VERSION, MIGRATIONS, migrate, schemaVersion } from './migrations
 export type { Migration, MigrationReport } from './migrations.js';
 export { loadVectorExtension, loadSqlite, openDatabase } from './database.js';
 export type { Database } from './database.js';
-export type { EngramRepo, EngramFilter, EngramCounts, NewEngram } from './engrams.js';
+export type { EngramRepo, EngramFilter, EngramCounts, NewEngram, RecallFields } from './engrams.js';
 export type { SessionRepo, Session, SessionSighting, UserPrompt, Agent } from './sessions.js';
-export type { StatsRepo } from './stats.js';
+export type { StatsRepo, TagRelevanceRow } from './stats.js';
+export { KNN_MAX_K } from './vectors.js';
+export type { VectorRepo, VectorSpace, VectorSpaceInfo, PendingVector, Neighbour, SearchState } from './vectors.js';

@@ -150,6 +150,50 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX session_shown_engram ON session_shown_engrams (engram_id);
     `,
   },
+  {
+    version: 4,
+    name: 'search-index',
+    sql: `
+      -- One row per embedding model ever used. Vectors of model n live in the sqlite-vec table engram_vec_<n>
+      -- (created when the model is first used, because vec0 needs the extension loaded), so a model change never
+      -- mixes vector spaces and switching back finds the old vectors still there.
+      CREATE TABLE embedding_models (
+        id           INTEGER PRIMARY KEY,
+        model        TEXT    NOT NULL,
+        dim          INTEGER NOT NULL CHECK (dim BETWEEN 1 AND 8192),
+        created_at   TEXT    NOT NULL,
+        last_used_at TEXT    NOT NULL,
+        UNIQUE (model, dim)
+      );
+
+      -- Which engrams have a vector in which model, and of what text: a vector is stale when the engram's
+      -- embedded text (its hash) changed since.
+      CREATE TABLE engram_vectors (
+        engram_id   INTEGER NOT NULL REFERENCES engrams (id) ON DELETE CASCADE,
+        model_id    INTEGER NOT NULL REFERENCES embedding_models (id) ON DELETE CASCADE,
+        text_hash   TEXT    NOT NULL,
+        embedded_at TEXT    NOT NULL,
+        PRIMARY KEY (model_id, engram_id)
+      );
+      CREATE INDEX engram_vectors_engram ON engram_vectors (engram_id);
+
+      -- A counter every change to searchable engram fields moves (triggers, so no writer can forget), and a random
+      -- id for this store file: together they say whether a persisted BM25 snapshot still matches the store.
+      CREATE TABLE search_state (
+        id         INTEGER PRIMARY KEY CHECK (id = 1),
+        store_uid  TEXT    NOT NULL,
+        generation INTEGER NOT NULL DEFAULT 0
+      );
+      INSERT INTO search_state (id, store_uid, generation) VALUES (1, lower(hex(randomblob(16))), 0);
+      CREATE TRIGGER engrams_search_insert AFTER INSERT ON engrams
+        BEGIN UPDATE search_state SET generation = generation + 1 WHERE id = 1; END;
+      CREATE TRIGGER engrams_search_update
+        AFTER UPDATE OF title, text, category, tags, deprecated, deleted_at, project, scope ON engrams
+        BEGIN UPDATE search_state SET generation = generation + 1 WHERE id = 1; END;
+      CREATE TRIGGER engrams_search_delete AFTER DELETE ON engrams
+        BEGIN UPDATE search_state SET generation = generation + 1 WHERE id = 1; END;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

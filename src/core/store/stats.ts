@@ -7,6 +7,17 @@ export interface StatsRepo {
   get(engramId: number): EngramStats;
   /** Replaces the learning state of one engram (import). */
   replace(engramId: number, stats: EngramStats): void;
+  /** Tag-relevance rows of these engrams for these tags (recall's tag adjustment). */
+  tagRelevance(engramIds: readonly number[], tags: readonly string[]): TagRelevanceRow[];
+}
+
+/** One engram's learned relevance in one tag. */
+export interface TagRelevanceRow {
+  engram_id: number;
+  tag: string;
+  score: number;
+  positive_evals: number;
+  negative_evals: number;
 }
 
 /** Builds the statistics repository over a connection. */
@@ -38,6 +49,15 @@ export function createStatsRepo(db: Database): StatsRepo {
   );
 
   return {
+    tagRelevance(engramIds, tags) {
+      if (engramIds.length === 0 || tags.length === 0) return [];
+      return db
+        .prepare<[string, string], TagRelevanceRow>(
+          `SELECT engram_id, tag, score, positive_evals, negative_evals FROM engram_tag_relevance
+            WHERE engram_id IN (SELECT value FROM json_each(?)) AND tag IN (SELECT value FROM json_each(?))`,
+        )
+        .all(JSON.stringify(engramIds), JSON.stringify(tags));
+    },
     get(engramId) {
       return {
         repos: repos.all(engramId),

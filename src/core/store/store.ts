@@ -1,10 +1,11 @@
 import { statSync } from 'node:fs';
 import { EngramError } from '../errors.js';
-import { classifySqliteError, openDatabase, type Database } from './database.js';
+import { classifySqliteError, loadVectorExtension, openDatabase, type Database } from './database.js';
 import { createEngramRepo, type EngramRepo } from './engrams.js';
 import { migrate, SCHEMA_VERSION, schemaVersion, type MigrationReport } from './migrations.js';
 import { createSessionRepo, type SessionRepo } from './sessions.js';
 import { createStatsRepo, type StatsRepo } from './stats.js';
+import { createVectorRepo, readSearchState, type SearchState, type VectorRepo } from './vectors.js';
 
 /** An open store: one SQLite connection and the repositories over it. */
 export interface Store {
@@ -15,6 +16,13 @@ export interface Store {
   readonly stats: StatsRepo;
   /** What opening did to the schema. */
   readonly migration: MigrationReport;
+  /**
+   * The vector tables. Loads sqlite-vec into this connection on first use; throws NATIVE_MODULE_MISSING when the
+   * extension cannot load, which callers treat as "no vector search".
+   */
+  vectors(): VectorRepo;
+  /** Which version of the searchable fields the store is at (for derived indexes). */
+  searchState(): SearchState;
   /**
    * Runs `fn` in an IMMEDIATE transaction: the write lock is taken up front, so two writers queue on the busy
    * timeout instead of one failing with SQLITE_BUSY when it upgrades a read to a write. Commits on return, rolls
@@ -72,9 +80,19 @@ export function openStore(options: OpenStoreOptions): Store {
     }
   };
 
+  let vectors: VectorRepo | undefined;
+
   return {
     path: options.path,
     db,
+    vectors() {
+      if (!vectors) {
+        loadVectorExtension(db);
+        vectors = createVectorRepo(db);
+      }
+      return vectors;
+    },
+    searchState: () => guard(() => readSearchState(db)),
     engrams: createEngramRepo(db),
     sessions: createSessionRepo(db),
     stats: createStatsRepo(db),

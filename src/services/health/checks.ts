@@ -5,7 +5,9 @@ import {
   loadSqlite,
   loadVectorExtension,
   openStore,
+  resolveEmbedder,
   SCHEMA_VERSION,
+  vectorModelId,
   type EngramEnv,
   type Settings,
 } from '../../core/index.js';
@@ -115,23 +117,36 @@ function checkInstallFolder(root: string, home: string): Check {
 }
 
 /**
- * Embedding model: a local transformers.js model folder configured through `$ENGRAM_MODEL_DIR`. Without one,
- * Engram still works; vector search is what is missing.
+ * The embedder recall would use (resolved from ENGRAM_EMBEDDER / ENGRAM_MODEL / ENGRAM_MODEL_DIR / config.json, without
+ * loading it) and how many engrams have a current vector in its space. Without one, search still works on BM25;
+ * this check is where the user learns that and how to fix it.
  */
-function checkModel(env: EngramEnv): Check {
-  const dir = env.modelDir;
-  if (!dir) {
-    return {
-      name: 'embedding_model',
-      status: 'degraded',
-      detail: 'no embedding model configured (ENGRAM_MODEL_DIR is unset); semantic search is unavailable',
-    };
+function checkEmbeddings(settings: Settings): Check {
+  const choice = resolveEmbedder(settings);
+  if (!choice.spec) {
+    const check: Check = { name: 'embeddings', status: 'degraded', detail: `${choice.reason}; search uses BM25 only` };
+    if (settings.config.embed.provider !== 'none') check.fix = 'engram model pull';
+    return check;
   }
-  const folder = env.model ? join(dir, env.model) : dir;
-  const present = existsSync(join(folder, 'config.json')) && existsSync(join(folder, 'onnx'));
-  return present
-    ? { name: 'embedding_model', status: 'ok', detail: `model files present in ${folder}` }
-    : { name: 'embedding_model', status: 'degraded', detail: `no transformers.js model in ${folder} (config.json + onnx/ expected)` };
+  const store = openStore({ path: settings.paths.db, busyTimeoutMs: settings.config.store.busy_timeout_ms });
+  try {
+    const active = store.engrams.counts().active;
+    const model = vectorModelId(choice.spec);
+    const space = store.vectors().spaces().find((candidate) => candidate.model === model);
+    const pending = space ? store.vectors().countPending(space) : active;
+    const name = model;
+    if (pending > 0) {
+      return {
+        name: 'embeddings',
+        status: 'degraded',
+        detail: `${name} (${choice.reason}); ${pending} of ${active} engrams have no current vector and are found by BM25 only`,
+        fix: 'engram reindex',
+      };
+    }
+    return { name: 'embeddings', status: 'ok', detail: `${name} (${choice.reason}); all ${active} engrams have vectors` };
+  } finally {
+    store.close();
+  }
 }
 
 /** Hook failures logged in the last day: a hook never shows its errors to the agent, so this is where they surface. */
@@ -187,7 +202,7 @@ export function runDoctor(env: EngramEnv, options: DoctorOptions): DoctorReport 
     checks.push(attempt('sqlite_vec', checkVectors));
     checks.push(attempt('store', () => checkStore(current)));
     checks.push(attempt('install', () => checkInstallFolder(options.installRoot, current.paths.home)));
-    checks.push(attempt('embedding_model', () => checkModel(env)));
+    checks.push(attempt('embeddings', () => checkEmbeddings(current)));
     checks.push(attempt('claude', () => checkClaude(env)));
     checks.push(attempt('codex', () => checkCodex(env)));
     checks.push(attempt('hook_errors', () => checkHookErrors(current, (options.now ?? (() => new Date()))())));

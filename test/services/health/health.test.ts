@@ -1,8 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openStore, readEnv } from '../../../src/core/index.js';
-import { checkClaude, checkCodex, runDoctor } from '../../../src/services/index.js';
+import { createHashingEmbedder, openStore, readEnv } from '../../../src/core/index.js';
+import { addEngram, checkClaude, checkCodex, embedPending, runDoctor } from '../../../src/services/index.js';
 import { ROOT, tempDir } from '../../_helpers.js';
 
 const envFor = (home: string, extra: Record<string, string> = {}) => readEnv({ HOME: home, ENGRAM_HOME: join(home, '.engram'), ...extra });
@@ -82,8 +82,26 @@ describe('runDoctor', () => {
     const report = runDoctor(envFor(home), { installRoot: ROOT });
     const byName = Object.fromEntries(report.checks.map((check) => [check.name, check.status]));
     expect(byName).toMatchObject({ node: 'ok', config: 'ok', home: 'ok', sqlite: 'ok', sqlite_vec: 'ok', store: 'ok', install: 'ok', hook_errors: 'ok' });
-    expect(byName.embedding_model).toBe('degraded');
-    expect(report.status).toBe('degraded');
+    // USE lite ships with the install, so a fresh home has a working embedder and nothing to embed yet.
+    expect(byName.embeddings).toBe('ok');
+  });
+
+  it('says when search is BM25 only, and when engrams lack vectors', async () => {
+    const home = tempDir();
+    const none = runDoctor(readEnv({ HOME: home, ENGRAM_EMBEDDER: 'none' }), { installRoot: ROOT });
+    expect(none.checks.find((check) => check.name === 'embeddings')).toMatchObject({
+      status: 'degraded',
+      detail: expect.stringContaining('search uses BM25 only'),
+    });
+    const env = readEnv({ HOME: home, ENGRAM_EMBEDDER: 'test' });
+    const store = openStore({ path: join(env.home, 'engram.db') });
+    addEngram(store, { text: 'A lesson without a vector yet.' });
+    let check = runDoctor(env, { installRoot: ROOT }).checks.find((c) => c.name === 'embeddings');
+    expect(check).toMatchObject({ status: 'degraded', fix: 'engram reindex', detail: expect.stringContaining('1 of 1 engrams have no current vector') });
+    await embedPending(store, createHashingEmbedder());
+    store.close();
+    check = runDoctor(env, { installRoot: ROOT }).checks.find((c) => c.name === 'embeddings');
+    expect(check).toMatchObject({ status: 'ok', detail: expect.stringContaining('all 1 engrams have vectors') });
   });
 
   it('reports a broken config as an error and stops there', () => {

@@ -1,0 +1,216 @@
+// The search speed benchmark itself; bench/search.mjs bundles and runs it. Prints JSON lines, asserts nothing.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  loadEmbedder,
+  loadSettings,
+  openStore,
+  readEnv,
+  resolveEmbedder,
+  type Embedder,
+  type EmbedderSpec,
+  type Store,
+} from '../src/core/index.js';
+import {
+  buildBm25Index,
+  createSearchEngine,
+  embedPending,
+  importEngrams,
+  rebuildBm25Snapshot,
+  TUNING,
+  type SearchMode,
+} from '../src/services/index.js';
+
+const args = process.argv.slice(2);
+const option = (name: string, fallback: string): string => {
+  const index = args.indexOf(name);
+  return index >= 0 ? (args[index + 1] as string) : fallback;
+};
+const SIZES = option('--sizes', '10000,100000').split(',').filter(Boolean).map(Number);
+const QUERIES = Number(option('--queries', '200'));
+const MODEL_DIR = option('--model-dir', process.env.ENGRAM_MODEL_DIR ?? join(option('--root', process.cwd()), '..', 'shared', 'models'));
+const DIM = 256;
+
+// Deterministic pseudo-random numbers, so every run searches the same corpus.
+let seed = 42;
+const random = (): number => {
+  seed = (Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) | 0;
+  return ((seed >>> 0) % 1_000_000) / 1_000_000;
+};
+const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+
+const STEMS = [
+  'build', 'test', 'deploy', 'cache', 'docker', 'index', 'migration', 'schema', 'query', 'timeout', 'retry', 'lint',
+  'format', 'commit', 'branch', 'merge', 'rebase', 'review', 'release', 'version', 'package', 'lockfile', 'install',
+  'bundle', 'config', 'secret', 'token', 'auth', 'session', 'cookie', 'header', 'request', 'response', 'handler',
+  'route', 'server', 'client', 'worker', 'queue', 'job', 'cron', 'log', 'metric', 'trace', 'alert', 'disk', 'memory',
+  'thread', 'process', 'signal', 'socket', 'port', 'proxy', 'tls', 'cert', 'dns', 'pod', 'node', 'cluster', 'helm',
+  'chart', 'image', 'layer', 'volume', 'mount', 'env', 'flag', 'feature', 'toggle', 'rollout', 'canary', 'fixture',
+  'mock', 'snapshot', 'flaky', 'parallel', 'shard', 'suite', 'coverage', 'type', 'interface', 'generic', 'module',
+  'import', 'export', 'path', 'alias', 'compile', 'transpile', 'sourcemap', 'webpack', 'vite', 'esbuild', 'react',
+  'hook', 'state', 'effect', 'render', 'prop', 'component', 'style', 'theme', 'font', 'icon', 'asset', 'upload',
+];
+// A long tail of rarer words, as in real text (Zipf-like: low indexes are drawn far more often).
+const VOCABULARY = [...STEMS, ...Array.from({ length: 4000 }, (_, i) => `term${i.toString(36)}`)];
+const word = (): string => VOCABULARY[Math.min(VOCABULARY.length - 1, Math.floor(VOCABULARY.length * random() ** 3))] as string;
+const sentence = (min: number, max: number): string =>
+  Array.from({ length: min + Math.floor(random() * (max - min + 1)) }, word).join(' ');
+const CATEGORIES = ['development/frontend', 'development/backend', 'testing', 'ops/deploy', 'database', 'tooling/git', 'preferences'];
+
+function unitVector(dim: number): Float32Array {
+  const vector = new Float32Array(dim);
+  for (let i = 0; i < dim; i++) vector[i] = random() * 2 - 1;
+  const norm = Math.hypot(...vector);
+  for (let i = 0; i < dim; i++) vector[i] = (vector[i] as number) / norm;
+  return vector;
+}
+
+/** Stands in for a model with the static model's dimension: the KNN cost depends on dimension, not on meaning. */
+const randomEmbedder: Embedder = {
+  kind: 'transformers',
+  model: 'bench:random-256',
+  dim: DIM,
+  embed: async (texts) => texts.map(() => unitVector(DIM)),
+};
+
+const percentile = (values: readonly number[], p: number): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return Math.round((sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number) * 100) / 100;
+};
+const emit = (record: Record<string, unknown>): void => console.log(JSON.stringify(record));
+
+function syntheticLines(count: number): string[] {
+  return Array.from({ length: count }, (_, i) =>
+    JSON.stringify({ text: `${sentence(10, 30)} (${i})`, category: pick(CATEGORIES), tags: [word(), word()].filter((t) => !t.startsWith('term')) }),
+  );
+}
+
+async function latency(size: number): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'engram-bench-search-'));
+  const store: Store = openStore({ path: join(dir, 'engram.db') });
+  try {
+    const lines = syntheticLines(size);
+    let started = performance.now();
+    importEngrams(store, lines, { batchSize: 5_000 });
+    const importMs = performance.now() - started;
+    started = performance.now();
+    await embedPending(store, randomEmbedder, { batchSize: 1_000 });
+    const vectorMs = performance.now() - started;
+    const indexDir = join(dir, 'index');
+    const bm25Build = rebuildBm25Snapshot(store, indexDir);
+
+    const engine = createSearchEngine(store, {
+      embedder: null,
+      loadedEmbedder: randomEmbedder,
+      indexDir,
+      tuning: { rrfK: TUNING.rrfK, weights: { ...TUNING.weights }, topK: 10 },
+    });
+
+    const queries = Array.from({ length: QUERIES }, () => ({ text: sentence(3, 6), vector: unitVector(DIM) }));
+    started = performance.now();
+    const cold = await engine.search({ query: queries[0]!.text, queryVector: queries[0]!.vector });
+    const coldMs = performance.now() - started;
+
+    const modes: Record<string, number[]> = { hybrid: [], bm25: [], vector: [] };
+    for (const mode of ['hybrid', 'bm25', 'vector'] as SearchMode[]) {
+      for (const query of queries.slice(0, 20)) await engine.search({ query: query.text, queryVector: query.vector, mode });
+      for (const query of queries) {
+        const t = performance.now();
+        await engine.search({ query: query.text, queryVector: query.vector, mode });
+        modes[mode]!.push(performance.now() - t);
+      }
+    }
+
+    // Baseline in the same run: the two raw index lookups Engram builds on (wink search + sqlite-vec KNN, k = 50),
+    // without gates, fusion or row fetches. The ratio is Engram's own overhead.
+    const { index } = buildBm25Index(store);
+    const space = store.vectors().findSpace(randomEmbedder.model, DIM)!;
+    const raw: number[] = [];
+    for (const query of queries) {
+      const t = performance.now();
+      index.search(query.text, TUNING.pool);
+      store.vectors().knn(space, query.vector, TUNING.pool);
+      raw.push(performance.now() - t);
+    }
+    const hybridP50 = percentile(modes.hybrid!, 50);
+    emit({
+      bench: 'search-latency',
+      engrams: size,
+      queries: QUERIES,
+      dim: DIM,
+      hybrid_p50_ms: hybridP50,
+      hybrid_p95_ms: percentile(modes.hybrid!, 95),
+      bm25_p50_ms: percentile(modes.bm25!, 50),
+      vector_p50_ms: percentile(modes.vector!, 50),
+      raw_indexes_p50_ms: percentile(raw, 50),
+      hybrid_vs_raw_ratio: Math.round((hybridP50 / percentile(raw, 50)) * 100) / 100,
+      first_search_ms: Math.round(coldMs),
+      first_search_bm25: cold.timings.bm25_index,
+      target_p50_ms: size <= 10_000 ? 8 : 60,
+      setup: { import_ms: Math.round(importMs), vectors_ms: Math.round(vectorMs), bm25_build_ms: bm25Build.ms },
+      rss_mb: Math.round(process.memoryUsage().rss / 1e6),
+    });
+  } finally {
+    store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// Import throughput is measured on realistic text: the hand-written lessons of fixtures/eval (1–3 sentences each),
+// cycled with a counter so none is a duplicate. Synthetic word salad tokenises into far more pieces than prose.
+const LESSONS = readFileSync(join(option('--root', process.cwd()), 'fixtures', 'eval', 'memories.jsonl'), 'utf8')
+  .split('\n')
+  .filter(Boolean)
+  .map((line) => (JSON.parse(line) as { text: string }).text);
+const lessonLines = (count: number): string[] =>
+  Array.from({ length: count }, (_, i) => JSON.stringify({ text: `${LESSONS[i % LESSONS.length]} (${i})` }));
+
+/** engram import throughput with a real model: store + embed, end to end, engrams per second. */
+async function importRate(label: string, spec: EmbedderSpec | null, count: number): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'engram-bench-import-'));
+  const store = openStore({ path: join(dir, 'engram.db') });
+  try {
+    const embedder = spec ? await loadEmbedder(spec) : null;
+    const lines = lessonLines(count);
+    const started = performance.now();
+    importEngrams(store, lines);
+    const stored = performance.now();
+    if (embedder) await embedPending(store, embedder);
+    const done = performance.now();
+    const queryEmbed: number[] = [];
+    if (embedder) {
+      for (let i = 0; i < 50; i++) {
+        const t = performance.now();
+        await embedder.embed([LESSONS[i % LESSONS.length] as string]);
+        queryEmbed.push(performance.now() - t);
+      }
+    }
+    emit({
+      bench: 'import',
+      embedder: label,
+      engrams: count,
+      engrams_per_s: Math.round(count / ((done - started) / 1000)),
+      store_only_per_s: Math.round(count / ((stored - started) / 1000)),
+      target_per_s: label === 'use-lite' ? 40 : label === 'static-use-256' ? 500 : null,
+      query_embed_p50_ms: queryEmbed.length ? percentile(queryEmbed, 50) : null,
+    });
+  } finally {
+    store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const settings = loadSettings(readEnv({ ...process.env, ENGRAM_HOME: mkdtempSync(join(tmpdir(), 'engram-bench-home-')) }));
+const staticSpec: EmbedderSpec = {
+  kind: 'transformers',
+  model: 'static-use-256',
+  modelDir: MODEL_DIR,
+  folder: join(MODEL_DIR, 'static-use-256'),
+  quantized: true,
+};
+await importRate('none (BM25 only)', null, 5_000);
+await importRate('static-use-256', staticSpec, 2_000);
+const useLite = resolveEmbedder({ ...settings, config: { ...settings.config, embed: { ...settings.config.embed, provider: 'use-lite' } } });
+if (useLite.spec) await importRate('use-lite', useLite.spec, 400);
+for (const size of SIZES) await latency(size);

@@ -1,0 +1,11 @@
+export { loadEmbedder } from './load.js';
+export { resolveEmbedder, readPulledModels, modelDirectory, inspectModelFolder, PULLED_MODELS_FILE } from './resolve.js';
+export type { PulledModels } from './resolve.js';
+export { pullModel } from './pull.js';
+export type { PullOptions, PullResult } from './pull.js';
+export type { DownloadEvent } from './transformers.js';
+export { createHashingEmbedder } from './hashing.js';
+export { useLiteInstalled } from './use-lite.js';
+export { quietly } from './quiet.js';
+export { vectorModelId } from './types.js';
+export type { Embedder, EmbedderKind, EmbedderSpec, EmbedderChoice } from './types.js';

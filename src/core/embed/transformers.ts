@@ -1,0 +1,95 @@
+import { EngramError } from '../errors.js';
+import { quietly } from './quiet.js';
+import type { Embedder, EmbedderSpec } from './types.js';
+
+type TransformersSpec = Extract<EmbedderSpec, { kind: 'transformers' }>;
+
+/** The parts of @xenova/transformers we use. */
+interface TransformersModule {
+  env: {
+    allowLocalModels: boolean;
+    allowRemoteModels: boolean;
+    localModelPath: string;
+    cacheDir: string;
+    useFSCache: boolean;
+    remoteHost: string;
+  };
+  pipeline(
+    task: 'feature-extraction',
+    model: string,
+    options: { quantized: boolean; progress_callback?: (event: DownloadEvent) => void },
+  ): Promise<FeatureExtractor>;
+}
+
+/** transformers.js progress events while fetching model files. */
+export interface DownloadEvent {
+  status: string;
+  file?: string;
+  loaded?: number;
+  total?: number;
+}
+
+type FeatureExtractor = (
+  texts: string[],
+  options: { pooling: 'mean'; normalize: boolean },
+) => Promise<{ dims: number[]; data: Float32Array }>;
+
+/** Imports transformers.js lazily: it costs ~200 ms and only embedding paths need it. */
+export async function importTransformers(): Promise<TransformersModule> {
+  try {
+    return (await import('@xenova/transformers')) as unknown as TransformersModule;
+  } catch (error) {
+    throw new EngramError(
+      'NATIVE_MODULE_MISSING',
+      `@xenova/transformers could not be loaded (${(error as Error).message.split('\n')[0]}); run ./install.sh in the Engram folder`,
+      { cause: error },
+    );
+  }
+}
+
+/** Splits a `[n, dim]` tensor into per-row vectors. */
+function rows(output: { dims: number[]; data: Float32Array }, count: number): Float32Array[] {
+  const dim = output.dims.at(-1) ?? 0;
+  return Array.from({ length: count }, (_, i) => output.data.slice(i * dim, (i + 1) * dim));
+}
+
+/** Wraps a loaded pipeline as an Embedder (mean pooling, normalised). */
+export async function embedderFromPipeline(extract: FeatureExtractor, model: string): Promise<Embedder> {
+  const probe = await extract(['engram'], { pooling: 'mean', normalize: true });
+  const dim = probe.dims.at(-1) ?? 0;
+  if (dim <= 0) throw new EngramError('INTERNAL', `model ${model} produced no vector`);
+  return {
+    kind: 'transformers',
+    model: `transformers:${model}`,
+    dim,
+    async embed(texts) {
+      if (texts.length === 0) return [];
+      const output = await quietly(() => extract([...texts], { pooling: 'mean', normalize: true }));
+      return rows(output, texts.length);
+    },
+  };
+}
+
+/**
+ * Loads a transformers.js feature-extraction model from a local folder, never from the network: remote models are
+ * switched off here, and only `engram model pull` turns them on.
+ */
+export async function loadTransformersEmbedder(spec: TransformersSpec, log?: (line: string) => void): Promise<Embedder> {
+  const transformers = await importTransformers();
+  return quietly(async () => {
+    const { env } = transformers;
+    env.allowLocalModels = true;
+    env.allowRemoteModels = false;
+    env.useFSCache = false;
+    env.localModelPath = spec.modelDir.endsWith('/') ? spec.modelDir : `${spec.modelDir}/`;
+    let extract: FeatureExtractor;
+    try {
+      extract = await transformers.pipeline('feature-extraction', spec.model, { quantized: spec.quantized });
+    } catch (error) {
+      throw new EngramError('NOT_FOUND', `embedding model ${spec.model} could not be loaded from ${spec.folder}: ${(error as Error).message}`, {
+        cause: error,
+      });
+    }
+    return embedderFromPipeline(extract, spec.model);
+  }, log);
+}

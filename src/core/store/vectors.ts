@@ -1,0 +1,221 @@
+import type { Statement } from 'better-sqlite3';
+import type { Database } from './database.js';
+
+/** One embedding model's vector space: its row in `embedding_models` and the vec0 table holding its vectors. */
+export interface VectorSpace {
+  id: number;
+  model: string;
+  dim: number;
+  /** `engram_vec_<id>`: a sqlite-vec `vec0` table, rowid = engram id, cosine distance. */
+  table: string;
+}
+
+/** A vector space with how many engrams it covers. */
+export interface VectorSpaceInfo extends VectorSpace {
+  vectors: number;
+  created_at: string;
+  last_used_at: string;
+}
+
+/** A live engram whose vector in a space is missing or was made from older text. */
+export interface PendingVector {
+  id: number;
+  text: string;
+  content_hash: string;
+}
+
+/** A nearest neighbour: engram id and cosine distance (0 = same direction, 2 = opposite). */
+export interface Neighbour {
+  id: number;
+  distance: number;
+}
+
+/**
+ * sqlite-vec caps `k` in a KNN query; beyond it a caller scans instead ({@link VectorRepo.scan}).
+ * 4096 is sqlite-vec 0.1.x's limit.
+ */
+export const KNN_MAX_K = 4096;
+
+/** SQL access to the vector tables. The connection must have sqlite-vec loaded. Callers own transactions. */
+export interface VectorRepo {
+  /** The space for this model and dimension, created (row and vec0 table) if new. Call inside a write. */
+  ensureSpace(model: string, dim: number, at: string): VectorSpace;
+  /** The space for this model and dimension, if vectors were ever made with it. */
+  findSpace(model: string, dim: number): VectorSpace | undefined;
+  /** Every space with its vector count, newest use first. */
+  spaces(): VectorSpaceInfo[];
+  /** Stores (or replaces) one engram's vector. */
+  put(space: VectorSpace, engramId: number, textHash: string, vector: Float32Array, at: string): void;
+  /** Live, non-deprecated engrams without a current vector in the space, in id order, after `afterId` (keyset paging). */
+  pending(space: VectorSpace, limit: number, afterId?: number): PendingVector[];
+  countPending(space: VectorSpace): number;
+  /** Live, non-deprecated engrams with a current vector in the space. */
+  countCurrent(space: VectorSpace): number;
+  /** The `k` nearest vectors (k ≤ {@link KNN_MAX_K}), nearest first. */
+  knn(space: VectorSpace, vector: Float32Array, k: number): Neighbour[];
+  /** Exact distance to every vector in the space, nearest first: the fallback when filters reject most KNN hits. */
+  scan(space: VectorSpace, vector: Float32Array, limit: number): Neighbour[];
+  /** Removes vectors of engrams that are gone, deprecated or deleted. Returns how many. */
+  prune(space: VectorSpace): number;
+  /** Marks every vector of the space stale: they keep serving searches until each is re-embedded in place. */
+  forget(space: VectorSpace): void;
+  /** Drops a space: its vec0 table and bookkeeping. */
+  dropSpace(space: VectorSpace): void;
+  /** Marks a space as used now (doctor and status show the active one first). */
+  touch(space: VectorSpace, at: string): void;
+}
+
+const tableName = (id: number): string => `engram_vec_${id}`;
+
+const toBlob = (vector: Float32Array): Buffer => Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
+
+/** Builds the vector repository over a connection that has sqlite-vec loaded. */
+export function createVectorRepo(db: Database): VectorRepo {
+  const toSpace = (row: { id: number; model: string; dim: number }): VectorSpace => ({
+    id: row.id,
+    model: row.model,
+    dim: row.dim,
+    table: tableName(row.id),
+  });
+  const find = db.prepare<[string, number], { id: number; model: string; dim: number }>(
+    'SELECT id, model, dim FROM embedding_models WHERE model = ? AND dim = ?',
+  );
+  const upsertBookkeeping = db.prepare(
+    `INSERT INTO engram_vectors (engram_id, model_id, text_hash, embedded_at) VALUES (?, ?, ?, ?)
+     ON CONFLICT (model_id, engram_id) DO UPDATE SET text_hash = excluded.text_hash, embedded_at = excluded.embedded_at`,
+  );
+  // Per-space statements, prepared once: indexing writes thousands of rows.
+  const perSpace = new Map<string, { remove: Statement; insert: Statement; knn: Statement }>();
+  const statements = (space: VectorSpace) => {
+    let prepared = perSpace.get(space.table);
+    if (!prepared) {
+      prepared = {
+        remove: db.prepare(`DELETE FROM ${space.table} WHERE rowid = ?`),
+        insert: db.prepare(`INSERT INTO ${space.table} (rowid, embedding) VALUES (?, ?)`),
+        knn: db.prepare(`SELECT rowid, distance FROM ${space.table} WHERE embedding MATCH ? AND k = ? ORDER BY distance`),
+      };
+      perSpace.set(space.table, prepared);
+    }
+    return prepared;
+  };
+  const liveWithoutCurrent = `
+    FROM engrams e
+    LEFT JOIN engram_vectors v ON v.model_id = ? AND v.engram_id = e.id
+    WHERE e.deleted_at IS NULL AND e.deprecated = 0 AND (v.engram_id IS NULL OR v.text_hash != e.content_hash)`;
+
+  const pendingPage = db.prepare<[number, number, number], PendingVector>(
+    `SELECT e.id, e.text, e.content_hash ${liveWithoutCurrent} AND e.id > ? ORDER BY e.id LIMIT ?`,
+  );
+
+  return {
+    ensureSpace(model, dim, at) {
+      const existing = find.get(model, dim);
+      const space = existing
+        ? toSpace(existing)
+        : toSpace({
+            id: Number(
+              db
+                .prepare('INSERT INTO embedding_models (model, dim, created_at, last_used_at) VALUES (?, ?, ?, ?)')
+                .run(model, dim, at, at).lastInsertRowid,
+            ),
+            model,
+            dim,
+          });
+      // Integer-checked above; identifiers cannot be bound as parameters.
+      db.exec(
+        `CREATE VIRTUAL TABLE IF NOT EXISTS ${space.table} USING vec0(embedding float[${Math.trunc(dim)}] distance_metric=cosine)`,
+      );
+      return space;
+    },
+    findSpace(model, dim) {
+      const row = find.get(model, dim);
+      return row ? toSpace(row) : undefined;
+    },
+    spaces() {
+      const rows = db
+        .prepare<[], { id: number; model: string; dim: number; created_at: string; last_used_at: string; vectors: number }>(
+          `SELECT m.id, m.model, m.dim, m.created_at, m.last_used_at,
+                  (SELECT count(*) FROM engram_vectors v WHERE v.model_id = m.id) AS vectors
+             FROM embedding_models m ORDER BY m.last_used_at DESC, m.id DESC`,
+        )
+        .all();
+      return rows.map((row) => ({ ...toSpace(row), vectors: row.vectors, created_at: row.created_at, last_used_at: row.last_used_at }));
+    },
+    put(space, engramId, textHash, vector, at) {
+      if (vector.length !== space.dim) {
+        throw new Error(`vector has ${vector.length} dimensions; ${space.model} has ${space.dim}`);
+      }
+      statements(space).remove.run(BigInt(engramId));
+      statements(space).insert.run(BigInt(engramId), toBlob(vector));
+      upsertBookkeeping.run(engramId, space.id, textHash, at);
+    },
+    pending(space, limit, afterId = 0) {
+      return pendingPage.all(space.id, afterId, limit);
+    },
+    countPending(space) {
+      return Number(db.prepare(`SELECT count(*) ${liveWithoutCurrent}`).pluck().get(space.id));
+    },
+    countCurrent(space) {
+      return Number(
+        db
+          .prepare(
+            `SELECT count(*) FROM engram_vectors v JOIN engrams e ON e.id = v.engram_id
+              WHERE v.model_id = ? AND e.deleted_at IS NULL AND e.deprecated = 0 AND v.text_hash = e.content_hash`,
+          )
+          .pluck()
+          .get(space.id),
+      );
+    },
+    knn(space, vector, k) {
+      const rows = statements(space).knn.all(toBlob(vector), Math.max(1, Math.min(KNN_MAX_K, Math.trunc(k)))) as Array<{
+        rowid: number | bigint;
+        distance: number;
+      }>;
+      return rows.map((row) => ({ id: Number(row.rowid), distance: row.distance }));
+    },
+    scan(space, vector, limit) {
+      const rows = db
+        .prepare<[Buffer, number], { rowid: number | bigint; distance: number }>(
+          `SELECT rowid, vec_distance_cosine(embedding, ?) AS distance FROM ${space.table} ORDER BY distance LIMIT ?`,
+        )
+        .all(toBlob(vector), Math.max(1, Math.trunc(limit)));
+      return rows.map((row) => ({ id: Number(row.rowid), distance: row.distance }));
+    },
+    prune(space) {
+      // Bookkeeping rows of engrams that are no longer searchable go first; then vec0 rows nobody accounts for.
+      db.prepare(
+        `DELETE FROM engram_vectors WHERE model_id = ? AND engram_id IN
+           (SELECT id FROM engrams WHERE deleted_at IS NOT NULL OR deprecated = 1)`,
+      ).run(space.id);
+      return db
+        .prepare(
+          `DELETE FROM ${space.table} WHERE rowid NOT IN (SELECT engram_id FROM engram_vectors WHERE model_id = ?)`,
+        )
+        .run(space.id).changes;
+    },
+    forget(space) {
+      db.prepare("UPDATE engram_vectors SET text_hash = '' WHERE model_id = ?").run(space.id);
+    },
+    dropSpace(space) {
+      perSpace.delete(space.table);
+      db.exec(`DROP TABLE IF EXISTS ${space.table}`);
+      db.prepare('DELETE FROM embedding_models WHERE id = ?').run(space.id);
+    },
+    touch(space, at) {
+      db.prepare('UPDATE embedding_models SET last_used_at = ? WHERE id = ?').run(at, space.id);
+    },
+  };
+}
+
+/** The store's search bookkeeping: which snapshot of the searchable fields a derived index was built from. */
+export interface SearchState {
+  /** Random id of this store file, so a snapshot built from another store never matches. */
+  store_uid: string;
+  /** Moves on every insert, delete, or change to a searchable engram field (triggers). */
+  generation: number;
+}
+
+/** Reads the search state row. */
+export function readSearchState(db: Database): SearchState {
+  return db.prepare('SELECT store_uid, generation FROM search_state WHERE id = 1').get() as SearchState;
+}

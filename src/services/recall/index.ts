@@ -1,0 +1,17 @@
+export { createSearchEngine, SEARCH_MODES } from './search.js';
+export type { SearchEngine, SearchEngineOptions, SearchRequest, SearchResponse, SearchHit, SearchMode } from './search.js';
+export { abstainReason } from './abstain.js';
+export type { AbstainReason } from './abstain.js';
+export { reciprocalRankFusion } from './fusion.js';
+export type { RankedList, Fused } from './fusion.js';
+export { passesGates, prerequisitesHold, currentOs, inCategory, inScope } from './gates.js';
+export type { SearchEnvironment, SearchFilters, ProjectScope } from './gates.js';
+export { buildBm25Index, createBm25Cache, loadBm25Snapshot, rebuildBm25Snapshot, saveBm25Snapshot, snapshotPath } from './bm25.js';
+export type { Bm25Index, Bm25Hit, Bm25Cache, Bm25Filter, Bm25Source } from './bm25.js';
+export { embedPending, embedNewEngrams, reindexVectors, ensureVectorSpace } from './vectors.js';
+export type { EmbedReport, EmbedOptions, ReindexReport, CatchUpReport } from './vectors.js';
+export { TUNING, searchTuning } from './tuning.js';
+export type { SearchTuning } from './tuning.js';
+export { searchTerms, words } from './text.js';
+export { runRetrievalBench, BenchMemorySchema, BenchQuerySchema } from './bench.js';
+export type { RetrievalReport, RetrievalBenchOptions, QualityScores, BenchMemory, BenchQuery } from './bench.js';

@@ -1,0 +1,120 @@
+import type { Embedder, Store, VectorSpace } from '../../core/index.js';
+import { TUNING } from './tuning.js';
+
+/** What {@link embedPending} did. */
+export interface EmbedReport {
+  model: string;
+  dim: number;
+  /** Engrams that lacked a current vector when it started. */
+  pending: number;
+  /** Vectors written. */
+  embedded: number;
+  /** Write transactions (one per batch). */
+  batches: number;
+  /** Engrams still without a current vector (a `limit` was reached). */
+  remaining: number;
+}
+
+/** Options for {@link embedPending}. */
+export interface EmbedOptions {
+  /** Texts per embedding call and per write transaction. @default TUNING.batchSize for the embedder's kind */
+  batchSize?: number;
+  /** Stop after this many vectors. @default no limit */
+  limit?: number;
+  onProgress?: (done: number, total: number) => void;
+  now?: () => Date;
+}
+
+/** The embedder's vector space in this store, created if new. */
+export function ensureVectorSpace(store: Store, embedder: Embedder, now: () => Date = () => new Date()): VectorSpace {
+  return store.write(() => store.vectors().ensureSpace(embedder.model, embedder.dim, now().toISOString()));
+}
+
+/**
+ * Embeds every live engram whose vector in the embedder's space is missing or stale, in batches: each batch is
+ * embedded, then written in one transaction, so an interrupted run keeps whole batches and the next run continues.
+ * The text embedded is the engram's `text`; its content hash is stored with the vector, which is how staleness is
+ * detected after an edit.
+ */
+export async function embedPending(store: Store, embedder: Embedder, options: EmbedOptions = {}): Promise<EmbedReport> {
+  const now = options.now ?? (() => new Date());
+  const batchSize = Math.max(1, options.batchSize ?? TUNING.batchSize[embedder.kind] ?? 32);
+  const space = ensureVectorSpace(store, embedder, now);
+  const vectors = store.vectors();
+  const pending = vectors.countPending(space);
+  const limit = Math.min(pending, options.limit ?? Number.POSITIVE_INFINITY);
+  const report: EmbedReport = { model: embedder.model, dim: embedder.dim, pending, embedded: 0, batches: 0, remaining: pending };
+  options.onProgress?.(0, limit);
+  // Keyset paging: each batch starts after the last id seen, so a large reindex reads the table once, not once per batch.
+  let after = 0;
+  while (report.embedded < limit) {
+    const batch = vectors.pending(space, Math.min(batchSize, limit - report.embedded), after);
+    if (batch.length === 0) break;
+    after = (batch.at(-1) as { id: number }).id;
+    const embedded = await embedder.embed(batch.map((row) => row.text));
+    const at = now().toISOString();
+    store.write(() => {
+      batch.forEach((row, i) => vectors.put(space, row.id, row.content_hash, embedded[i] as Float32Array, at));
+      vectors.touch(space, at);
+    });
+    report.embedded += batch.length;
+    report.batches++;
+    options.onProgress?.(report.embedded, limit);
+  }
+  report.remaining = vectors.countPending(space);
+  return report;
+}
+
+/** What {@link reindexVectors} did. */
+export interface ReindexReport extends EmbedReport {
+  /** Vectors of deleted, deprecated or vanished engrams removed. */
+  pruned: number;
+  /** `all`: every vector was rebuilt; `stale`: only missing and stale ones. */
+  scope: 'all' | 'stale';
+}
+
+/**
+ * `engram reindex`: prunes vectors of engrams that are gone, then embeds what is missing or stale (or, with `all`,
+ * everything again: after a model's weights changed under the same id).
+ */
+export async function reindexVectors(
+  store: Store,
+  embedder: Embedder,
+  options: EmbedOptions & { all?: boolean } = {},
+): Promise<ReindexReport> {
+  const now = options.now ?? (() => new Date());
+  const space = ensureVectorSpace(store, embedder, now);
+  const pruned = store.write(() => {
+    if (options.all) store.vectors().forget(space);
+    return store.vectors().prune(space);
+  });
+  const report = await embedPending(store, embedder, options);
+  return { ...report, pruned, scope: options.all ? 'all' : 'stale' };
+}
+
+/** What {@link embedNewEngrams} did: vectors written, or why not (never an error: the engrams are already stored). */
+export interface CatchUpReport {
+  vectors: { model: string; embedded: number; remaining: number } | null;
+  note: string | null;
+}
+
+/**
+ * After a bulk write (import): embeds what lacks vectors with the engine's embedder. No model, or a model that fails
+ * half way, is reported in `note` rather than thrown — the engrams are committed, BM25 finds them, and `engram
+ * reindex` (or the next search) embeds the rest.
+ */
+export async function embedNewEngrams(
+  store: Store,
+  load: () => Promise<{ embedder: Embedder | null; reason: string }>,
+  options: EmbedOptions & { onError?: (error: unknown) => void } = {},
+): Promise<CatchUpReport> {
+  const { embedder, reason } = await load();
+  if (!embedder) return { vectors: null, note: `not embedded: ${reason}` };
+  try {
+    const done = await embedPending(store, embedder, options);
+    return { vectors: { model: done.model, embedded: done.embedded, remaining: done.remaining }, note: null };
+  } catch (error) {
+    options.onError?.(error);
+    return { vectors: null, note: `stored, but embedding stopped: ${(error as Error).message}; run engram reindex` };
+  }
+}

@@ -1,0 +1,34 @@
+// Minimal declarations for the two wink packages (they ship none). Only what Engram calls.
+declare module 'wink-nlp-utils/src/tokens-remove-words.js' {
+  /** Removes wink's 153 English stop words. */
+  export default function removeWords(tokens: string[]): string[];
+}
+
+declare module 'wink-nlp-utils/src/string-stem.js' {
+  /** Porter2 stemmer. */
+  export default function stem(word: string): string;
+}
+
+declare module 'wink-bm25-text-search' {
+  export interface Bm25Engine {
+    defineConfig(config: {
+      fldWeights: Record<string, number>;
+      bm25Params?: { k1?: number; b?: number; k?: number };
+      ovFldNames?: string[];
+    }): boolean;
+    definePrepTasks(tasks: Array<(input: string) => string[]>, field?: string): number;
+    addDoc(doc: Record<string, unknown>, id: string | number): number;
+    consolidate(fp?: number): boolean;
+    search(
+      text: string,
+      limit?: number,
+      filter?: (fieldValues: Record<string, unknown>, params: unknown) => boolean,
+      params?: unknown,
+    ): Array<[string, number]>;
+    exportJSON(): string;
+    importJSON(json: string): boolean;
+    getTotalDocs(): number;
+    reset(): boolean;
+  }
+  export default function bm25(): Bm25Engine;
+}

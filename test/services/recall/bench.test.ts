@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { runRetrievalBench } from '../../../src/services/index.js';
+
+const TEST_EMBEDDER = { spec: { kind: 'test' as const, model: 'test:hash' as const }, reason: 'test' };
+const tuning = { rrfK: 60, weights: { bm25: 1, vector: 0.5 }, topK: 10 };
+const lines = (rows: object[]) => rows.map((row) => JSON.stringify(row));
+
+describe('runRetrievalBench', () => {
+  it('computes recall@k, hit@k and MRR per mode, and keeps grouped queries inside their group', async () => {
+    const memories = lines([
+      { id: 'a', text: 'Run the payments tests with make test-payments.', group: 'payments' },
+      { id: 'b', text: 'Run the mobile tests with yarn test:mobile.', group: 'mobile' },
+      { id: 'c', text: 'Docker layer caching needs BuildKit.' },
+      { id: 'd', text: 'Docker compose files live in deploy/.' },
+      { id: 'e', text: 'Prefer rebase over merge for feature branches.' },
+    ]);
+    const queries = lines([
+      { q: 'how to run the tests', relevant: ['b'], group: 'mobile', kind: 'grouped' },
+      { q: 'docker caching buildkit', relevant: ['c'], kind: 'lexical' },
+      { q: 'docker', relevant: ['c', 'd'], kind: 'lexical' },
+      { q: 'kubernetes helm chart values', relevant: ['e'], kind: 'miss' },
+      { q: 'terraform state locking', relevant: [] },
+    ]);
+    const reports = await runRetrievalBench({ memories, queries, k: 1, modes: ['bm25', 'hybrid'], embedder: TEST_EMBEDDER, tuning });
+    const bm25 = reports[0]!;
+    expect(bm25).toMatchObject({ mode: 'bm25', model: null, k: 1, n: 4, no_answer: { n: 1, empty_rate: 1 } });
+    // grouped: hit (1); lexical buildkit: hit (1); docker with two relevant at k=1: recall 0.5, hit 1; miss: 0.
+    expect(bm25['recall@k']).toBeCloseTo((1 + 1 + 0.5 + 0) / 4, 4);
+    expect(bm25['hit@k']).toBeCloseTo(3 / 4, 4);
+    expect(bm25.mrr).toBeCloseTo(3 / 4, 4);
+    expect(bm25.by_kind).toEqual({
+      grouped: { n: 1, 'recall@k': 1, 'hit@k': 1, mrr: 1 },
+      lexical: { n: 2, 'recall@k': 0.75, 'hit@k': 1, mrr: 1 },
+      miss: { n: 1, 'recall@k': 0, 'hit@k': 0, mrr: 0 },
+    });
+    expect(reports[1]).toMatchObject({ mode: 'hybrid', model: 'test:hash' });
+  });
+
+  it('rejects bad input with line numbers and unknown labels by id', async () => {
+    const base = { queries: [], k: 10, modes: ['bm25' as const], embedder: null, tuning };
+    await expect(runRetrievalBench({ ...base, memories: ['{"id":"a","text":"x"}', '{"id":"b"}'] })).rejects.toThrow(/memories: 1 invalid line\(s\); line 2/);
+    await expect(runRetrievalBench({ ...base, memories: ['{"id":"a","text":"x"}', '{"id":"a","text":"y"}'] })).rejects.toThrow(/duplicate id 'a'/);
+    await expect(
+      runRetrievalBench({ ...base, memories: ['{"id":"a","text":"x"}'], queries: ['{"q":"x","relevant":["zz"]}'] }),
+    ).rejects.toThrow(/not among the memories: zz/);
+    await expect(runRetrievalBench({ ...base, memories: ['{"id":"a","text":"x","extra":1}'] })).rejects.toThrow(/line 1/);
+  });
+});

@@ -1,0 +1,281 @@
+import { describe, expect, it } from 'vitest';
+import type { EmbedderChoice, Store } from '../../../src/core/index.js';
+import {
+  addEngram,
+  createSearchEngine,
+  deleteEngram,
+  deprecateEngram,
+  embedPending,
+  pinEngram,
+  reindexVectors,
+  TUNING,
+  updateEngram,
+  type SearchEngineOptions,
+} from '../../../src/services/index.js';
+import { createHashingEmbedder } from '../../../src/core/index.js';
+import { tempDir, tempStore } from '../../_helpers.js';
+
+// Plumbing tests use the deterministic hashing embedder: it makes texts that share words close, which is enough to
+// check that vectors are stored, searched, fused, gated and kept fresh. Retrieval quality is measured with real models
+// in the benchmark and in test/core/embed.
+const TEST_EMBEDDER: EmbedderChoice = { spec: { kind: 'test', model: 'test:hash' }, reason: 'test' };
+const tuning = { rrfK: 60, weights: { bm25: 1, vector: 0.5 }, topK: 10 };
+
+function engine(store: Store, options: Partial<SearchEngineOptions> = {}) {
+  return createSearchEngine(store, { embedder: TEST_EMBEDDER, tuning, indexDir: tempDir(), ...options });
+}
+
+function seed(store: Store): void {
+  addEngram(store, { text: 'Run npm run build before npm test; the e2e tests import dist bundles.', category: 'testing', tags: 'npm' });
+  addEngram(store, { text: 'Postgres migrations must be idempotent: use CREATE INDEX IF NOT EXISTS.', category: 'database/postgres' });
+  addEngram(store, { text: 'The user prefers small commits with imperative subject lines.', category: 'preferences', tags: 'git' });
+  addEngram(store, { text: 'Docker builds need BuildKit for cache mounts.', category: 'ops/docker', tags: 'docker' });
+}
+
+describe('search engine', () => {
+  it('fuses BM25 and vector lists and reports per-signal ranks and values', async () => {
+    const store = tempStore();
+    seed(store);
+    const response = await engine(store).search({ query: 'npm test build' });
+    expect(response.abstained).toBeNull();
+    expect(response.degraded).toBeNull();
+    expect(response.model).toBe('test:hash');
+    const [top] = response.results;
+    expect(top?.id).toBe(1);
+    expect(top?.ranks).toEqual({ bm25: 1, vector: 1 });
+    expect(top?.score).toBeCloseTo(1, 6);
+    expect(top?.signals.bm25).toBeGreaterThan(0);
+    expect(top?.signals.vector).toBeGreaterThan(TUNING.vectorFloor.test as number);
+    expect(top?.engram.text).toContain('npm run build');
+  });
+
+  it('answers in each mode, and returns at most top-k', async () => {
+    const store = tempStore();
+    seed(store);
+    const search = engine(store);
+    const bm25 = await search.search({ query: 'docker cache', mode: 'bm25' });
+    expect(bm25.model).toBeNull();
+    expect(bm25.results.map((r) => r.ranks.vector)).toEqual(bm25.results.map(() => null));
+    expect(bm25.results[0]?.id).toBe(4);
+    const vector = await search.search({ query: 'docker cache', mode: 'vector' });
+    expect(vector.results[0]?.id).toBe(4);
+    expect(vector.results.every((r) => r.ranks.bm25 === null)).toBe(true);
+    const one = await search.search({ query: 'npm docker postgres commits', topK: 1 });
+    expect(one.results).toHaveLength(1);
+  });
+
+  it('abstains on content-free queries without touching the index or the model', async () => {
+    const store = tempStore();
+    seed(store);
+    const response = await engine(store).search({ query: 'ok do it' });
+    expect(response).toMatchObject({ abstained: 'no-content', results: [], model: null, timings: { bm25_index: null } });
+  });
+
+  it('never returns deprecated or deleted engrams', async () => {
+    const store = tempStore();
+    seed(store);
+    const search = engine(store);
+    expect((await search.search({ query: 'docker buildkit' })).results.map((r) => r.id)).toContain(4);
+    deprecateEngram(store, 4, { reason: 'we moved to podman' });
+    expect((await search.search({ query: 'docker buildkit' })).results.map((r) => r.id)).not.toContain(4);
+    deleteEngram(store, 1);
+    expect((await search.search({ query: 'npm build test' })).results.map((r) => r.id)).not.toContain(1);
+    deleteEngram(store, 2, { hard: true });
+    expect((await search.search({ query: 'postgres migrations', mode: 'vector' })).results.map((r) => r.id)).not.toContain(2);
+  });
+
+  it('applies category, tag and project filters to both lists', async () => {
+    const store = tempStore();
+    addEngram(store, { text: 'Deploy with the blue-green script.', category: 'ops/deploy', tags: 'k8s' });
+    addEngram(store, { text: 'Deploy only after the smoke tests pass.', category: 'ops', project: 'shop' });
+    addEngram(store, { text: 'Deploy previews are built per branch.', category: 'frontend', project: 'blog' });
+    const search = engine(store);
+    const ids = async (request: Parameters<typeof search.search>[0]) =>
+      (await search.search(request)).results.map((r) => r.id).sort();
+    for (const mode of ['hybrid', 'bm25', 'vector'] as const) {
+      expect(await ids({ query: 'deploy', mode, category: 'ops' })).toEqual([1, 2]);
+      expect(await ids({ query: 'deploy', mode, tags: ['k8s'] })).toEqual([1]);
+      expect(await ids({ query: 'deploy', mode, scope: { project: 'shop', includePersonal: true } })).toEqual([1, 2]);
+      expect(await ids({ query: 'deploy', mode, scope: { project: 'blog', includePersonal: false } })).toEqual([3]);
+    }
+  });
+
+  it('finds vector hits past the first KNN page when filters reject the nearest ones', async () => {
+    const store = tempStore();
+    // 120 near-identical engrams in another project crowd the nearest neighbours.
+    for (let i = 0; i < 120; i++) addEngram(store, { text: `Cache invalidation rule number ${i} for the storefront.`, project: 'shop' });
+    addEngram(store, { text: 'Cache invalidation for the blog happens on publish.', project: 'blog' });
+    const response = await engine(store).search({ query: 'cache invalidation rule', mode: 'vector', scope: { project: 'blog', includePersonal: false } });
+    expect(response.results.map((r) => r.id)).toEqual([121]);
+  });
+
+  it('enforces structural prerequisites against the environment', async () => {
+    const store = tempStore();
+    addEngram(store, { text: 'Use gsed for in-place edits on this machine.', prerequisites: { os: ['darwin'] } });
+    addEngram(store, { text: 'Use sed -i for in-place edits.', prerequisites: { os: ['linux'] } });
+    addEngram(store, { text: 'In the shop repo, sed edits need the Makefile target.', prerequisites: { repos: ['shop'], paths: ['/work/shop'] } });
+    const search = engine(store);
+    const ids = async (environment: object) => (await search.search({ query: 'sed in-place edits', environment })).results.map((r) => r.id).sort();
+    expect(await ids({ os: 'linux', repo: 'blog', cwd: '/work/blog' })).toEqual([2]);
+    expect(await ids({ os: 'darwin', repo: 'shop', cwd: '/work/shop/src' })).toEqual([1, 3]);
+    expect(await ids({})).toEqual([1, 2, 3]);
+  });
+
+  it('removes engrams with strong negative tag relevance and nudges the rest by their average', async () => {
+    const store = tempStore();
+    for (const text of ['Lint with eslint before committing.', 'Lint with ruff before committing.', 'Lint with golangci before committing.']) {
+      addEngram(store, { text });
+    }
+    const relevance = (tag: string, score: number, evals: number) => ({
+      tag,
+      score,
+      positive_evals: score > 0 ? evals : 0,
+      negative_evals: score < 0 ? evals : 0,
+      last_evaluated_at: null,
+    });
+    store.write(() => {
+      store.stats.replace(1, { repos: [], tag_sets: [], tag_relevance: [relevance('python', -0.8, 4)] });
+      store.stats.replace(2, { repos: [], tag_sets: [], tag_relevance: [relevance('python', 2.4, 5)] });
+      // Negative, but only two evaluations: not enough evidence to remove, only a small penalty.
+      store.stats.replace(3, { repos: [], tag_sets: [], tag_relevance: [relevance('python', -1.5, 2)] });
+    });
+    const search = engine(store);
+    const plain = await search.search({ query: 'lint before committing', mode: 'bm25' });
+    expect(plain.results.map((r) => r.id).sort()).toEqual([1, 2, 3]);
+    const inPython = await search.search({ query: 'lint before committing', mode: 'bm25', environment: { tags: ['python', 'docker'] } });
+    expect(inPython.results.map((r) => r.id)).toEqual([2, 3]);
+    const base = (id: number) => plain.results.find((r) => r.id === id)?.score as number;
+    const adjusted = (id: number) => inPython.results.find((r) => r.id === id)?.score as number;
+    expect(adjusted(2) / base(2)).toBeCloseTo(1 + (TUNING.tagRelevance.weight * 2.4) / 3, 3);
+    expect(adjusted(3) / base(3)).toBeCloseTo(1 - (TUNING.tagRelevance.weight * 1.5) / 3, 3);
+  });
+
+  it('nudges pinned engrams and discounts old ones a little', async () => {
+    const store = tempStore();
+    const old = new Date('2025-01-01T00:00:00.000Z');
+    addEngram(store, { text: 'Format with prettier on save.' }, { now: () => old });
+    addEngram(store, { text: 'Format with prettier on save, always.' }, { now: () => old });
+    const now = () => new Date('2026-11-01T00:00:00.000Z');
+    const search = engine(store, { now });
+    const before = await search.search({ query: 'prettier format', mode: 'bm25' });
+    const age = (now().getTime() - old.getTime()) / 86_400_000;
+    const discount = 1 - (TUNING.recency.maxPenalty * age) / (age + TUNING.recency.halfLifeDays);
+    expect(before.results[0]?.score).toBeCloseTo(discount, 3);
+    expect(discount).toBeGreaterThan(1 - TUNING.recency.maxPenalty);
+    const second = before.results[1]?.id as number;
+    pinEngram(store, second, true);
+    const after = await search.search({ query: 'prettier format', mode: 'bm25' });
+    expect(after.results.find((r) => r.id === second)?.score).toBeCloseTo(
+      (before.results.find((r) => r.id === second)?.score as number) * (1 + TUNING.pinnedBoost),
+      3,
+    );
+  });
+
+  it('works on tiny stores: empty, one engram, two engrams', async () => {
+    const store = tempStore();
+    const search = engine(store);
+    expect((await search.search({ query: 'anything at all' })).results).toEqual([]);
+    addEngram(store, { text: 'Only one lesson about flaky integration tests.' });
+    expect((await search.search({ query: 'flaky tests' })).results.map((r) => r.id)).toEqual([1]);
+    addEngram(store, { text: 'A second lesson about docker layers.' });
+    expect((await search.search({ query: 'docker layers' })).results[0]?.id).toBe(2);
+  });
+
+  it('degrades to BM25 when the model is missing, and says why', async () => {
+    const store = tempStore();
+    seed(store);
+    const missing: EmbedderChoice = { spec: null, reason: "no embedding model available; run 'engram model pull'" };
+    const search = engine(store, { embedder: missing });
+    const response = await search.search({ query: 'docker cache mounts' });
+    expect(response.results[0]?.id).toBe(4);
+    expect(response.model).toBeNull();
+    expect(response.degraded).toContain('engram model pull');
+    const vectorOnly = await search.search({ query: 'docker cache mounts', mode: 'vector' });
+    expect(vectorOnly.results).toEqual([]);
+    expect(vectorOnly.degraded).toContain('vector search unavailable');
+
+    // A model folder that exists in configuration but does not load: the same, with the loader's reason.
+    const broken: EmbedderChoice = {
+      spec: { kind: 'transformers', model: 'nope', modelDir: tempDir(), folder: '/nonexistent/nope', quantized: true },
+      reason: 'configured',
+    };
+    const warnings: string[] = [];
+    const fallback = await engine(store, { embedder: broken, onWarning: (message) => warnings.push(message) }).search({ query: 'docker cache' });
+    expect(fallback.results[0]?.id).toBe(4);
+    expect(fallback.degraded).toContain('vector search unavailable');
+    expect(warnings.join('\n')).toContain('BM25 only');
+  });
+
+  it('answers with BM25 when the model fails while embedding', async () => {
+    const store = tempStore();
+    seed(store);
+    const failing = { ...createHashingEmbedder(), embed: async () => Promise.reject(new Error('onnx session crashed')) };
+    const warnings: string[] = [];
+    const response = await engine(store, { loadedEmbedder: failing, onWarning: (message) => warnings.push(message) }).search({
+      query: 'docker cache mounts',
+    });
+    expect(response.results[0]?.id).toBe(4);
+    expect(response.degraded).toContain('onnx session crashed');
+    expect(warnings).toContain('query embedding failed; answering with BM25 only');
+  });
+
+  it('embeds engrams added since the last search, and re-embeds edited ones', async () => {
+    const store = tempStore();
+    seed(store);
+    const search = engine(store);
+    await search.search({ query: 'warm up' });
+    const space = store.vectors().findSpace('test:hash', 64);
+    expect(space && store.vectors().countCurrent(space)).toBe(4);
+    addEngram(store, { text: 'Kubernetes liveness probes must not hit the database.' });
+    const found = await search.search({ query: 'kubernetes liveness probes', mode: 'vector' });
+    expect(found.results[0]?.id).toBe(5);
+    updateEngram(store, 5, { text: 'Readiness probes gate traffic; liveness probes restart pods.' });
+    expect(store.vectors().countPending(space!)).toBe(1);
+    await search.search({ query: 'readiness probes gate traffic', mode: 'vector' });
+    expect(store.vectors().countPending(space!)).toBe(0);
+  });
+
+  it('tells the caller to reindex when too many engrams lack vectors, and still answers with BM25', async () => {
+    const store = tempStore();
+    store.write(() => {
+      for (let i = 0; i <= TUNING.catchUpMax; i++) {
+        store.engrams.insert({
+          kind: 'lesson', title: null, text: `Lesson ${i} about log rotation.`, content: null, category: 'general', tags: [],
+          prerequisites: null, source: 'manual', source_sessions: [], tool_name: null, occurrence_count: 1, times_matched: 0,
+          last_matched_at: null, pinned: false, auto_pinned: false, deprecated: false, deprecated_reason: null, project: null,
+          scope: 'personal', topic_key: null, revision_count: 0, duplicate_count: 0, created_at: '2026-11-01T00:00:00.000Z',
+          updated_at: '2026-11-01T00:00:00.000Z', last_seen_at: '2026-11-01T00:00:00.000Z', deleted_at: null,
+        });
+      }
+    });
+    const response = await engine(store).search({ query: 'log rotation' });
+    expect(response.degraded).toContain("run 'engram reindex'");
+    expect(response.results.length).toBeGreaterThan(0);
+  });
+});
+
+describe('model change and reindex', () => {
+  it('keeps vectors per model id and dimension; a new model starts stale until reindexed', async () => {
+    const store = tempStore();
+    seed(store);
+    const first = createHashingEmbedder();
+    const report = await embedPending(store, first, { batchSize: 3 });
+    expect(report).toMatchObject({ model: 'test:hash', dim: 64, pending: 4, embedded: 4, batches: 2, remaining: 0 });
+
+    // Another model (same dimension, different id) has its own table and sees every engram as pending.
+    const second = { ...createHashingEmbedder(), model: 'test:hash-v2' };
+    const progress: Array<[number, number]> = [];
+    const reindexed = await reindexVectors(store, second, { batchSize: 2, onProgress: (done, total) => progress.push([done, total]) });
+    expect(reindexed).toMatchObject({ model: 'test:hash-v2', pending: 4, embedded: 4, remaining: 0, scope: 'stale' });
+    expect(progress).toEqual([[0, 4], [2, 4], [4, 4]]);
+    const spaces = store.vectors().spaces();
+    expect(spaces.map((s) => [s.model, s.vectors]).sort()).toEqual([['test:hash', 4], ['test:hash-v2', 4]]);
+    expect(new Set(spaces.map((s) => s.table)).size).toBe(2);
+
+    // Nothing to do the second time; --all re-embeds everything; deleted engrams' vectors are pruned.
+    expect((await reindexVectors(store, second)).embedded).toBe(0);
+    deleteEngram(store, 1);
+    const all = await reindexVectors(store, second, { all: true });
+    expect(all).toMatchObject({ embedded: 3, pruned: 1, scope: 'all' });
+  });
+});
