@@ -143,7 +143,8 @@ function checkEmbeddings(settings: Settings): Check {
         fix: 'engram reindex',
       };
     }
-    return { name: 'embeddings', status: 'ok', detail: `${name} (${choice.reason}); all ${active} engrams have vectors` };
+    const coverage = active === 0 ? 'no engrams to embed yet' : `all ${active} engrams have vectors`;
+    return { name: 'embeddings', status: 'ok', detail: `${name} (${choice.reason}); ${coverage}` };
   } finally {
     store.close();
   }
