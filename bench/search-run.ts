@@ -4,10 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   loadEmbedder,
-  loadSettings,
   openStore,
-  readEnv,
-  resolveEmbedder,
+  useLiteInstalled,
   type Embedder,
   type EmbedderSpec,
   type Store,
@@ -17,6 +15,7 @@ import {
   createSearchEngine,
   embedPending,
   importEngrams,
+  percentile,
   rebuildBm25Snapshot,
   TUNING,
   type SearchMode,
@@ -74,10 +73,6 @@ const randomEmbedder: Embedder = {
   embed: async (texts) => texts.map(() => unitVector(DIM)),
 };
 
-const percentile = (values: readonly number[], p: number): number => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return Math.round((sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number) * 100) / 100;
-};
 const emit = (record: Record<string, unknown>): void => console.log(JSON.stringify(record));
 
 function syntheticLines(count: number): string[] {
@@ -201,7 +196,6 @@ async function importRate(label: string, spec: EmbedderSpec | null, count: numbe
   }
 }
 
-const settings = loadSettings(readEnv({ ...process.env, ENGRAM_HOME: mkdtempSync(join(tmpdir(), 'engram-bench-home-')) }));
 const staticSpec: EmbedderSpec = {
   kind: 'transformers',
   model: 'static-use-256',
@@ -211,6 +205,5 @@ const staticSpec: EmbedderSpec = {
 };
 await importRate('none (BM25 only)', null, 5_000);
 await importRate('static-use-256', staticSpec, 2_000);
-const useLite = resolveEmbedder({ ...settings, config: { ...settings.config, embed: { ...settings.config.embed, provider: 'use-lite' } } });
-if (useLite.spec) await importRate('use-lite', useLite.spec, 400);
+if (useLiteInstalled()) await importRate('use-lite', { kind: 'use-lite', model: 'use-lite' }, 400);
 for (const size of SIZES) await latency(size);

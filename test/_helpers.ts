@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -31,6 +31,22 @@ export function tempStore(): Store {
   const store = openStore({ path: join(tempDir(), 'engram.db') });
   cleanups.push(() => store.close());
   return store;
+}
+
+/**
+ * A home whose store another writer holds locked (an open IMMEDIATE transaction) and whose hooks give up after
+ * `hookBusyMs`. The lock is released and the holder closed after the test.
+ */
+export function lockedHome(hookBusyMs: number): string {
+  const home = tempDir();
+  writeFileSync(join(home, 'config.json'), JSON.stringify({ hooks: { busy_timeout_ms: hookBusyMs } }));
+  const holder = openStore({ path: join(home, 'engram.db') });
+  holder.db.exec('BEGIN IMMEDIATE');
+  cleanups.push(() => {
+    holder.db.exec('ROLLBACK');
+    holder.close();
+  });
+  return home;
 }
 
 /** Runs `fn` and returns the error it threw, or undefined when it did not throw. */

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { EngramError } from '../core/index.js';
 import type { EngramRef } from '../services/index.js';
@@ -17,6 +19,28 @@ export function integerOption(name: string, min = 0): (value: string) => number 
     }
     return Number(value);
   };
+}
+
+/** commander option parser for a number in [min, max]. */
+export function numberOption(name: string, min: number, max: number): (value: string) => number {
+  return (value) => {
+    const number = Number(value);
+    if (value.trim() === '' || !Number.isFinite(number) || number < min || number > max) {
+      throw new InvalidArgumentError(`${name} must be a number from ${min} to ${max}, got '${value}'`);
+    }
+    return number;
+  };
+}
+
+/** Reads a file named on the command line (relative to the cwd): NOT_FOUND when absent, IO otherwise. */
+export function readInputFile(cwd: string, file: string): string {
+  const path = resolve(cwd, file);
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new EngramError(code === 'ENOENT' ? 'NOT_FOUND' : 'IO', `cannot read ${path}: ${(error as Error).message}`);
+  }
 }
 
 /** Parses a JSON option value (`--prerequisites`); the literal `null` clears. */

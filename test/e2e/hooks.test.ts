@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/core/index.js';
 import { bootstrapFiles, NATIVE_BINDING } from '../../scripts/install-state.mjs';
-import { hookProcess, ROOT, SHARED, tempDir } from '../_helpers.js';
+import { hookProcess, lockedHome, ROOT, SHARED, tempDir } from '../_helpers.js';
 
 const PAYLOADS = join(SHARED, 'fixtures', 'hook-payloads');
 const haveFixtures = existsSync(PAYLOADS);
@@ -122,19 +122,11 @@ describe('hooks under hostile input', () => {
   });
 
   it('exits 0 when the store is locked by another writer, after the short hook busy timeout', async () => {
-    const home = tempDir();
-    writeFileSync(join(home, 'config.json'), JSON.stringify({ hooks: { busy_timeout_ms: 200 } }));
-    const holder = openStore({ path: join(home, 'engram.db') });
-    holder.db.exec('BEGIN IMMEDIATE');
-    try {
-      const result = await hookProcess('user-prompt-submit', JSON.stringify(VALID), { home });
-      expect(result).toMatchObject({ code: 0, stdout: '', stderr: '' });
-      const entry = JSON.parse(readFileSync(join(home, 'logs', 'hooks.log'), 'utf8').trim());
-      expect(entry).toMatchObject({ level: 'error', msg: 'hook failed', error: { code: 'STORE_LOCKED' } });
-    } finally {
-      holder.db.exec('ROLLBACK');
-      holder.close();
-    }
+    const home = lockedHome(200);
+    const result = await hookProcess('user-prompt-submit', JSON.stringify(VALID), { home });
+    expect(result).toMatchObject({ code: 0, stdout: '', stderr: '' });
+    const entry = JSON.parse(readFileSync(join(home, 'logs', 'hooks.log'), 'utf8').trim());
+    expect(entry).toMatchObject({ level: 'error', msg: 'hook failed', error: { code: 'STORE_LOCKED' } });
   });
 
   it('exits 0 when the store file is not a database', async () => {

@@ -2,10 +2,10 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
-import { openStore, readEnv } from '../../src/core/index.js';
+import { readEnv } from '../../src/core/index.js';
 import { detectAgent, readStdin, runHook, type HookIo } from '../../src/hooks/_runtime.js';
 import { SessionStartInputSchema } from '../../src/hooks/contract.js';
-import { Sink, tempDir } from '../_helpers.js';
+import { lockedHome, Sink, tempDir } from '../_helpers.js';
 
 const PAYLOAD = {
   session_id: 'sess-1',
@@ -104,22 +104,14 @@ describe('runHook', () => {
   });
 
   it('gives up on a locked store after the hook busy timeout and exits 0', async () => {
-    const home = tempDir();
-    writeFileSync(join(home, 'config.json'), JSON.stringify({ hooks: { busy_timeout_ms: 100 } }));
-    const holder = openStore({ path: join(home, 'engram.db') });
-    holder.db.exec('BEGIN IMMEDIATE');
-    try {
-      const run = io(home, JSON.stringify(PAYLOAD));
-      await runHook('SessionStart', SessionStartInputSchema, (context) => {
-        context.store().write(() => context.store().sessions.recordTurn('x', 'now'));
-      }, run.io);
-      expect(run.exit).toHaveBeenCalledWith(0);
-      expect(run.stdout.text).toBe('');
-      expect(logLines(home)[0]).toMatchObject({ level: 'error', error: { code: 'STORE_LOCKED' } });
-    } finally {
-      holder.db.exec('ROLLBACK');
-      holder.close();
-    }
+    const home = lockedHome(100);
+    const run = io(home, JSON.stringify(PAYLOAD));
+    await runHook('SessionStart', SessionStartInputSchema, (context) => {
+      context.store().write(() => context.store().sessions.recordTurn('x', 'now'));
+    }, run.io);
+    expect(run.exit).toHaveBeenCalledWith(0);
+    expect(run.stdout.text).toBe('');
+    expect(logLines(home)[0]).toMatchObject({ level: 'error', error: { code: 'STORE_LOCKED' } });
   });
 
   it('falls back to default settings, and says so, when config.json is broken', async () => {

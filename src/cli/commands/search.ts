@@ -1,17 +1,15 @@
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { InvalidArgumentError, Option, type Command } from 'commander';
+import { Option, type Command } from 'commander';
 import {
   EngramError,
   findRepo,
   normalizeCategory,
   normalizeTags,
   pullModel,
-  readPulledModels,
   resolveEmbedder,
 } from '../../core/index.js';
 import {
   currentOs,
+  modelStatus,
   rebuildBm25Snapshot,
   reindexVectors,
   runRetrievalBench,
@@ -21,33 +19,12 @@ import {
   type SearchResponse,
   type RetrievalReport,
 } from '../../services/index.js';
-import { integerOption } from '../_args.js';
-import type { CliContext } from '../context.js';
+import { integerOption, numberOption, readInputFile } from '../_args.js';
 import { progressBar } from '../progress.js';
 import type { Action } from '../program.js';
 
 /** The default hub model for `engram model pull`: small (23 MB int8), 384-d, good on short technical text. */
 const DEFAULT_HUB_MODEL = 'Xenova/all-MiniLM-L6-v2';
-
-const numberOption =
-  (name: string, min: number, max: number) =>
-  (value: string): number => {
-    const number = Number(value);
-    if (value.trim() === '' || !Number.isFinite(number) || number < min || number > max) {
-      throw new InvalidArgumentError(`${name} must be a number from ${min} to ${max}, got '${value}'`);
-    }
-    return number;
-  };
-
-function readText(context: CliContext, file: string): string[] {
-  const path = resolve(context.io.cwd, file);
-  try {
-    return readFileSync(path, 'utf8').split('\n');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new EngramError(code === 'ENOENT' ? 'NOT_FOUND' : 'IO', `cannot read ${path}: ${(error as Error).message}`);
-  }
-}
 
 function renderSearch(response: SearchResponse): string {
   if (response.abstained) return `nothing searched: the query has no content words (${response.abstained})`;
@@ -155,41 +132,15 @@ export function registerSearchCommands(program: Command, action: Action): void {
     .description('the embedder in use and why, pulled models, and vector coverage in the store')
     .action(
       action((context) => {
-        const settings = context.settings();
-        const choice = resolveEmbedder(settings);
-        const store = context.store();
-        let spaces: unknown[] = [];
-        let vectorError: string | null = null;
-        try {
-          const vectors = store.vectors();
-          spaces = vectors.spaces().map((space) => ({
-            model: space.model,
-            dim: space.dim,
-            vectors: space.vectors,
-            pending: vectors.countPending(space),
-            last_used_at: space.last_used_at,
-          }));
-        } catch (error) {
-          vectorError = (error as Error).message;
-        }
-        const result = {
-          embedder: choice.spec ? { kind: choice.spec.kind, model: choice.spec.model } : null,
-          reason: choice.reason,
-          pulled: readPulledModels(settings.paths.models),
-          models_dir: settings.paths.models,
-          vector_spaces: spaces,
-          vector_error: vectorError,
-        };
+        const result = modelStatus(context.store(), context.settings());
         return {
           result,
           pretty: () =>
             [
               `embedder: ${result.embedder ? `${result.embedder.kind} ${result.embedder.model}` : 'none (BM25 only)'} — ${result.reason}`,
               `pulled: ${result.pulled.models.map((m) => `${m.id}${m.id === result.pulled.default ? ' (default)' : ''}`).join(', ') || '—'}`,
-              ...(spaces as Array<{ model: string; dim: number; vectors: number; pending: number }>).map(
-                (s) => `vectors: ${s.model} ${s.dim}-d: ${s.vectors} stored, ${s.pending} missing or stale`,
-              ),
-              vectorError ? `vector search unavailable: ${vectorError}` : '',
+              ...result.vector_spaces.map((s) => `vectors: ${s.model} ${s.dim}-d: ${s.vectors} stored, ${s.pending} missing or stale`),
+              result.vector_error ? `vector search unavailable: ${result.vector_error}` : '',
             ]
               .filter(Boolean)
               .join('\n'),
@@ -257,8 +208,8 @@ export function registerSearchCommands(program: Command, action: Action): void {
           if (flags.vectorWeight !== undefined) tuning.weights.vector = flags.vectorWeight;
           const bar = progressBar(context.io, 'embedding memories');
           const reports = await runRetrievalBench({
-            memories: readText(context, flags.memories),
-            queries: readText(context, flags.queries),
+            memories: readInputFile(context.io.cwd, flags.memories).split('\n'),
+            queries: readInputFile(context.io.cwd, flags.queries).split('\n'),
             k: flags.k,
             modes: flags.mode === 'all' ? ['bm25', 'vector', 'hybrid'] : [flags.mode],
             embedder: resolveEmbedder(settings),

@@ -1,8 +1,9 @@
-import { closeSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, openSync, renameSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { EngramError } from '../../core/index.js';
 import { embedNewEngrams, exportEngrams, importEngrams, type CatchUpReport } from '../../services/index.js';
+import { readInputFile } from '../_args.js';
 import { progressBar } from '../progress.js';
 import { renderFields } from '../render.js';
 import type { Action } from '../program.js';
@@ -61,18 +62,7 @@ export function registerTransferCommands(program: Command, action: Action): void
     .option('--no-embed', 'store only; embed later with engram reindex')
     .action(
       action(async (context, file: string | undefined, flags: { dryRun?: boolean; embed: boolean }) => {
-        let text: string;
-        if (file === undefined || file === '-') {
-          text = await readAll(context.io.stdin);
-        } else {
-          const path = resolve(context.io.cwd, file);
-          try {
-            text = readFileSync(path, 'utf8');
-          } catch (error) {
-            const code = (error as NodeJS.ErrnoException).code;
-            throw new EngramError(code === 'ENOENT' ? 'NOT_FOUND' : 'IO', `cannot read ${path}: ${(error as Error).message}`);
-          }
-        }
+        const text = file === undefined || file === '-' ? await readAll(context.io.stdin) : readInputFile(context.io.cwd, file);
         const store = context.store();
         const saving = progressBar(context.io, 'importing');
         let report;

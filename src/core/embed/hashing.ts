@@ -1,4 +1,4 @@
-import type { Embedder } from './types.js';
+import { toUnitLength, type Embedder } from './types.js';
 
 const DIM = 64;
 
@@ -21,10 +21,8 @@ function hashVector(text: string): Float32Array {
     const bucket = hash % DIM;
     vector[bucket] = (vector[bucket] as number) + (hash & 0x80000000 ? -1 : 1);
   }
-  const norm = Math.hypot(...vector);
-  if (norm > 0) for (let i = 0; i < DIM; i++) vector[i] = (vector[i] as number) / norm;
-  else vector[0] = 1;
-  return vector;
+  if (vector.every((value) => value === 0)) vector[0] = 1; // a text with no words still gets a direction
+  return toUnitLength(vector);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { EngramError } from '../errors.js';
 import { quietly } from './quiet.js';
-import type { Embedder, EmbedderSpec } from './types.js';
+import { transformersModelId, type Embedder, type EmbedderSpec } from './types.js';
 
 type TransformersSpec = Extract<EmbedderSpec, { kind: 'transformers' }>;
 
@@ -60,7 +60,7 @@ export async function embedderFromPipeline(extract: FeatureExtractor, model: str
   if (dim <= 0) throw new EngramError('INTERNAL', `model ${model} produced no vector`);
   return {
     kind: 'transformers',
-    model: `transformers:${model}`,
+    model: transformersModelId(model),
     dim,
     async embed(texts) {
       if (texts.length === 0) return [];

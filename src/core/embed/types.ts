@@ -23,7 +23,19 @@ export type EmbedderChoice =
   | { spec: EmbedderSpec; reason: string }
   | { spec: null; reason: string };
 
+/** The id a transformers.js model's vectors are stored under. */
+export const transformersModelId = (model: string): string => `transformers:${model}`;
+
 /** The id vectors made by this spec are stored under (`Embedder.model` once loaded). */
 export function vectorModelId(spec: EmbedderSpec): string {
-  return spec.kind === 'transformers' ? `transformers:${spec.model}` : spec.model;
+  return spec.kind === 'transformers' ? transformersModelId(spec.model) : spec.model;
+}
+
+/** Scales a vector to unit length in place (a zero vector is left as it is) and returns it. */
+export function toUnitLength(vector: Float32Array): Float32Array {
+  let sum = 0;
+  for (const value of vector) sum += value * value;
+  const norm = Math.sqrt(sum);
+  if (norm > 0) for (let i = 0; i < vector.length; i++) vector[i] = (vector[i] as number) / norm;
+  return vector;
 }

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { EngramError } from '../errors.js';
 import { quietly } from './quiet.js';
-import type { Embedder } from './types.js';
+import { toUnitLength, type Embedder } from './types.js';
 
 const nodeRequire = createRequire(import.meta.url);
 
@@ -18,14 +18,6 @@ export function useLiteInstalled(): boolean {
   } catch {
     return false;
   }
-}
-
-/** Scales to unit length (USE lite is close to unit norm already; cosine in sqlite-vec does not need it, tests do). */
-function unit(values: number[]): Float32Array {
-  const vector = Float32Array.from(values);
-  const norm = Math.hypot(...vector);
-  if (norm > 0) for (let i = 0; i < vector.length; i++) vector[i] = (vector[i] as number) / norm;
-  return vector;
 }
 
 /**
@@ -55,7 +47,8 @@ export async function loadUseLiteEmbedder(log?: (line: string) => void): Promise
     async embed(texts) {
       if (texts.length === 0) return [];
       const vectors = await quietly(() => model.embed([...texts]), log);
-      return vectors.map(unit);
+      // USE lite is close to unit norm already; every embedder returns exact unit vectors all the same.
+      return vectors.map((values) => toUnitLength(Float32Array.from(values)));
     },
   };
 }

@@ -59,8 +59,6 @@ export interface VectorRepo {
   prune(space: VectorSpace): number;
   /** Marks every vector of the space stale: they keep serving searches until each is re-embedded in place. */
   forget(space: VectorSpace): void;
-  /** Drops a space: its vec0 table and bookkeeping. */
-  dropSpace(space: VectorSpace): void;
   /** Marks a space as used now (doctor and status show the active one first). */
   touch(space: VectorSpace, at: string): void;
 }
@@ -195,11 +193,6 @@ export function createVectorRepo(db: Database): VectorRepo {
     },
     forget(space) {
       db.prepare("UPDATE engram_vectors SET text_hash = '' WHERE model_id = ?").run(space.id);
-    },
-    dropSpace(space) {
-      perSpace.delete(space.table);
-      db.exec(`DROP TABLE IF EXISTS ${space.table}`);
-      db.prepare('DELETE FROM embedding_models WHERE id = ?').run(space.id);
     },
     touch(space, at) {
       db.prepare('UPDATE embedding_models SET last_used_at = ? WHERE id = ?').run(at, space.id);

@@ -86,7 +86,8 @@ function parseLines<T>(lines: readonly string[], schema: z.ZodType<T>, file: str
   return values;
 }
 
-const percentile = (values: readonly number[], p: number): number => {
+/** The p-th percentile (nearest rank) of a sample, rounded to 0.01; 0 for an empty sample. */
+export const percentile = (values: readonly number[], p: number): number => {
   if (values.length === 0) return 0;
   const sorted = [...values].sort((a, b) => a - b);
   return Math.round((sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number) * 100) / 100;

@@ -2,6 +2,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import bm25, { type Bm25Engine } from 'wink-bm25-text-search';
 import type { Engram, SearchState, Store } from '../../core/index.js';
+import { hasAllTags, inCategory } from './gates.js';
 import { searchTerms, TEXT_PREP_VERSION } from './text.js';
 import { TUNING } from './tuning.js';
 
@@ -74,15 +75,8 @@ const PADDING = { title: '', text: '', category: '', tags: '', f_project: '', f_
 function matches(values: Record<string, unknown>, filter: Bm25Filter | undefined): boolean {
   if (!filter) return true;
   if (filter.projects && !filter.projects.has(values.f_project as string)) return false;
-  const category = values.f_category as string;
-  if (filter.category !== undefined && category !== filter.category && !category.startsWith(`${filter.category}/`)) {
-    return false;
-  }
-  if (filter.tags?.length) {
-    const tags = values.f_tags as string[];
-    if (!filter.tags.every((tag) => tags.includes(tag))) return false;
-  }
-  return true;
+  if (filter.category !== undefined && !inCategory(values.f_category as string, filter.category)) return false;
+  return hasAllTags(values.f_tags as string[], filter.tags);
 }
 
 function wrap(engine: Bm25Engine, state: SearchState, docs: number): Bm25Index {

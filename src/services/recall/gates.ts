@@ -84,6 +84,10 @@ export function prerequisitesHold(prerequisites: Prerequisites | null, env: Sear
 export const inCategory = (engramCategory: string, category: string): boolean =>
   engramCategory === category || engramCategory.startsWith(`${category}/`);
 
+/** True when every requested tag is present. */
+export const hasAllTags = (engramTags: readonly string[], tags: readonly string[] | undefined): boolean =>
+  !tags?.length || tags.every((tag) => engramTags.includes(tag));
+
 /** True when the engram is visible in the scope. */
 export function inScope(engram: Pick<Engram, 'project'>, scope: ProjectScope | undefined): boolean {
   if (!scope) return true;
@@ -94,7 +98,7 @@ export function inScope(engram: Pick<Engram, 'project'>, scope: ProjectScope | u
 export function passesGates(engram: RecallFields, filters: SearchFilters, env: SearchEnvironment): boolean {
   if (engram.deleted_at !== null || engram.deprecated) return false;
   if (filters.category !== undefined && !inCategory(engram.category, filters.category)) return false;
-  if (filters.tags?.length && !filters.tags.every((tag) => engram.tags.includes(tag))) return false;
+  if (!hasAllTags(engram.tags, filters.tags)) return false;
   if (!inScope(engram, filters.scope)) return false;
   return prerequisitesHold(engram.prerequisites, env);
 }

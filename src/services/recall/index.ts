@@ -8,10 +8,9 @@ export { passesGates, prerequisitesHold, currentOs, inCategory, inScope } from '
 export type { SearchEnvironment, SearchFilters, ProjectScope } from './gates.js';
 export { buildBm25Index, createBm25Cache, loadBm25Snapshot, rebuildBm25Snapshot, saveBm25Snapshot, snapshotPath } from './bm25.js';
 export type { Bm25Index, Bm25Hit, Bm25Cache, Bm25Filter, Bm25Source } from './bm25.js';
-export { embedPending, embedNewEngrams, reindexVectors, ensureVectorSpace } from './vectors.js';
-export type { EmbedReport, EmbedOptions, ReindexReport, CatchUpReport } from './vectors.js';
+export { embedPending, embedNewEngrams, reindexVectors, modelStatus } from './vectors.js';
+export type { EmbedReport, EmbedOptions, ReindexReport, CatchUpReport, ModelStatus } from './vectors.js';
 export { TUNING, searchTuning } from './tuning.js';
 export type { SearchTuning } from './tuning.js';
-export { searchTerms, words } from './text.js';
-export { runRetrievalBench, BenchMemorySchema, BenchQuerySchema } from './bench.js';
+export { runRetrievalBench, percentile, BenchMemorySchema, BenchQuerySchema } from './bench.js';
 export type { RetrievalReport, RetrievalBenchOptions, QualityScores, BenchMemory, BenchQuery } from './bench.js';

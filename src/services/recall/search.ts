@@ -138,7 +138,8 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
         degraded = `${pending} engrams lack vectors for ${model.model}; run 'engram reindex' (until then they are found by BM25 only)`;
       }
     }
-    syncedAt = { generation: store.searchState().generation, degraded };
+    // Embedding writes vectors, not engrams, so the generation read above still describes what was synced.
+    syncedAt = { generation, degraded };
     return { space: vectors.findSpace(model.model, model.dim), degraded };
   };
 

@@ -1,4 +1,12 @@
-import type { Embedder, Store, VectorSpace } from '../../core/index.js';
+import {
+  readPulledModels,
+  resolveEmbedder,
+  type Embedder,
+  type PulledModels,
+  type Settings,
+  type Store,
+  type VectorSpace,
+} from '../../core/index.js';
 import { TUNING } from './tuning.js';
 
 /** What {@link embedPending} did. */
@@ -117,4 +125,42 @@ export async function embedNewEngrams(
     options.onError?.(error);
     return { vectors: null, note: `stored, but embedding stopped: ${(error as Error).message}; run engram reindex` };
   }
+}
+
+/** `engram model status`: the embedder recall would use and why, what was pulled, and vector coverage per model. */
+export interface ModelStatus {
+  embedder: { kind: string; model: string } | null;
+  reason: string;
+  pulled: PulledModels;
+  models_dir: string;
+  vector_spaces: Array<{ model: string; dim: number; vectors: number; pending: number; last_used_at: string }>;
+  /** Why the vector tables cannot be read (sqlite-vec missing), or null. */
+  vector_error: string | null;
+}
+
+/** Reads the model status without loading any model. */
+export function modelStatus(store: Store, settings: Settings): ModelStatus {
+  const choice = resolveEmbedder(settings);
+  let spaces: ModelStatus['vector_spaces'] = [];
+  let vectorError: string | null = null;
+  try {
+    const vectors = store.vectors();
+    spaces = vectors.spaces().map((space) => ({
+      model: space.model,
+      dim: space.dim,
+      vectors: space.vectors,
+      pending: vectors.countPending(space),
+      last_used_at: space.last_used_at,
+    }));
+  } catch (error) {
+    vectorError = (error as Error).message;
+  }
+  return {
+    embedder: choice.spec ? { kind: choice.spec.kind, model: choice.spec.model } : null,
+    reason: choice.reason,
+    pulled: readPulledModels(settings.paths.models),
+    models_dir: settings.paths.models,
+    vector_spaces: spaces,
+    vector_error: vectorError,
+  };
 }

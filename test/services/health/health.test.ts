@@ -84,6 +84,7 @@ describe('runDoctor', () => {
     expect(byName).toMatchObject({ node: 'ok', config: 'ok', home: 'ok', sqlite: 'ok', sqlite_vec: 'ok', store: 'ok', install: 'ok', hook_errors: 'ok' });
     // USE lite ships with the install, so a fresh home has a working embedder and nothing to embed yet.
     expect(byName.embeddings).toBe('ok');
+    expect(report.status).toBe('ok');
   });
 
   it('says when search is BM25 only, and when engrams lack vectors', async () => {
