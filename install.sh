@@ -69,7 +69,8 @@ if [ "$register" = 1 ] && [ -n "$codex_bin" ]; then
   say "  running: codex plugin add engram@engram"
   say "    (adds [plugins.\"engram@engram\"] enabled = true to config.toml and copies this folder to its plugin cache)"
   codex plugin add engram@engram
-  say "  Codex runs a plugin's hooks only after you trust them: start codex, open /hooks, and trust the four Engram hooks."
+  say "  Codex runs a plugin's hooks only after you trust them: start codex, open /hooks, and trust the Engram hooks"
+  say "  (or let Engram record that trust through Codex's own app-server: engram hooks trust --agent codex)."
 fi
 
 # 5. Check the result.
@@ -78,6 +79,10 @@ set +e
 node bin/engram doctor --pretty
 doctor=$?
 set -e
+
+# 6. The main job, visible: a scripted session through the real hooks, in a throwaway home (yours is not touched).
+step "What the hooks do (engram demo: a scripted session in a throwaway home)"
+node bin/engram demo --pretty || say "  (the demo did not finish; the installation itself is unaffected)"
 
 step "Done"
 if [ "$register" = 0 ] || [ -z "$claude_bin" ]; then

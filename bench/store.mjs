@@ -20,7 +20,8 @@ const ENGRAMS = arg('--engrams', 10_000);
 if (!existsSync(join(root, 'dist', 'cli.mjs'))) execFileSync(process.execPath, [join(root, 'scripts', 'build.mjs')]);
 
 const home = mkdtempSync(join(tmpdir(), 'engram-bench-'));
-const env = { ...process.env, HOME: home, ENGRAM_HOME: home };
+// Hooks here answer in-process (the store path); bench/hooks.mjs measures them with the warm server.
+const env = { ...process.env, HOME: home, ENGRAM_HOME: home, ENGRAM_SERVER: 'off' };
 const quote = (s) => `'${s.replaceAll("'", "'\\''")}'`;
 const timeShell = (command, input) => {
   const started = process.hrtime.bigint();

@@ -17,6 +17,7 @@ const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
 
 const entryPoints = {
   cli: join(root, 'src/cli/main.ts'),
+  server: join(root, 'src/server/main.ts'),
   ...Object.fromEntries(HOOK_ENTRIES.map((entry) => [`hooks/${entry}`, join(root, `src/hooks/${entry}.ts`)])),
 };
 
@@ -26,6 +27,10 @@ await build({
   entryPoints,
   outdir: join(root, 'dist'),
   outExtension: { '.js': '.mjs' },
+  // Code shared by several bundles goes to chunks loaded on demand: a hook's fast path (stdin → socket → stdout)
+  // parses only its own few kilobytes, and the in-process fallback (store, search, zod) is a dynamic import.
+  splitting: true,
+  chunkNames: 'chunks/[name]-[hash]',
   ...BASE_OPTIONS,
   define: { __ENGRAM_VERSION__: JSON.stringify(pkg.version) },
   legalComments: 'none',

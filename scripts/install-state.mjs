@@ -8,7 +8,7 @@ import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 
 /** Hook bundles built into dist/hooks/, one per event Engram handles. */
-export const HOOK_ENTRIES = ['session-start', 'user-prompt-submit', 'stop', 'session-end'];
+export const HOOK_ENTRIES = ['session-start', 'user-prompt-submit', 'pre-tool-use', 'post-tool-use', 'post-tool-use-failure', 'stop', 'session-end'];
 
 /** Packages that stay outside the bundles and must be installed (and, for better-sqlite3, compiled). */
 export const RUNTIME_PACKAGES = ['better-sqlite3', 'sqlite-vec'];
@@ -45,7 +45,7 @@ export function checkInstall(root) {
     if (!existsSync(join(root, 'node_modules', name, 'package.json'))) missing.push(`node_modules/${name}`);
   }
   if (!existsSync(join(root, NATIVE_BINDING))) missing.push(NATIVE_BINDING);
-  for (const file of ['dist/cli.mjs', ...HOOK_ENTRIES.map((entry) => `dist/hooks/${entry}.mjs`)]) {
+  for (const file of ['dist/cli.mjs', 'dist/server.mjs', ...HOOK_ENTRIES.map((entry) => `dist/hooks/${entry}.mjs`)]) {
     if (!existsSync(join(root, file))) missing.push(file);
   }
   return { ready: missing.length === 0, missing };

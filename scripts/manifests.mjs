@@ -9,6 +9,7 @@
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { hookGroups } from './hook-registry.mjs';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const read = (file) => readFileSync(join(root, file), 'utf8');
@@ -19,16 +20,7 @@ const GENERATED = 'Generated from plugin.json by scripts/manifests.mjs; edit plu
 /** One hooks file: `node run.mjs <entry> --agent <agent>` per event, with the root variable each agent substitutes. */
 function hooksFile(agent) {
   const rootVar = agent === 'claude' ? '${CLAUDE_PLUGIN_ROOT}' : '${PLUGIN_ROOT}';
-  const hooks = {};
-  for (const hook of plugin.hooks) {
-    hooks[hook.event] = [
-      {
-        ...(hook.matcher ? { matcher: hook.matcher } : {}),
-        hooks: [{ type: 'command', command: `node "${rootVar}/hooks/run.mjs" ${hook.entry} --agent ${agent}`, timeout: hook.timeout }],
-      },
-    ];
-  }
-  return { description: `${plugin.displayName}: ${GENERATED}`, hooks };
+  return { description: `${plugin.displayName}: ${GENERATED}`, hooks: hookGroups(plugin, agent, rootVar) };
 }
 
 const common = {

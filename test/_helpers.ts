@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach } from 'vitest';
 import { openStore, type EngramError, type Store } from '../src/core/index.js';
 import { runCli } from '../src/cli/program.js';
+import { addEngram } from '../src/services/index.js';
 import { bundleEntry } from '../scripts/bundle.mjs';
 
 /** The repository root. */
@@ -116,13 +117,27 @@ export function engramProcess(
 export function hookProcess(
   entry: string,
   stdin: string | Buffer,
-  options: { home: string; agent?: 'claude' | 'codex'; env?: Record<string, string>; timeoutMs?: number; root?: string },
+  options: {
+    home: string;
+    agent?: 'claude' | 'codex';
+    env?: Record<string, string>;
+    timeoutMs?: number;
+    root?: string;
+    /** Let hooks use (and start) the background server; off by default so a test controls when one runs. */
+    server?: boolean;
+  },
 ): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; ms: number }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const launcher = join(options.root ?? ROOT, 'hooks', 'run.mjs');
     const child = spawn(process.execPath, [launcher, entry, '--agent', options.agent ?? 'claude'], {
-      env: { ...process.env, HOME: options.home, ENGRAM_HOME: options.home, ...options.env },
+      env: {
+        ...process.env,
+        HOME: options.home,
+        ENGRAM_HOME: options.home,
+        ...(options.server ? { ENGRAM_SERVER: 'on' } : { ENGRAM_SERVER: 'off' }),
+        ...options.env,
+      },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -173,3 +188,61 @@ export async function runWorker(args: string[]): Promise<string> {
 export const MODELS_DIR = process.env.MODEL_DIR ?? join(SHARED, 'models');
 export const HAS_MODELS = existsSync(join(MODELS_DIR, 'static-use-256', 'onnx', 'model_quantized.onnx'));
 if (!HAS_MODELS) console.warn(`[engram tests] no embedding models in ${MODELS_DIR}: real-model tests are skipped`);
+
+/** Engrams added to a home's store (for hook tests). */
+export function seed(home: string, drafts: Array<Parameters<typeof addEngram>[1]>): void {
+  const store = openStore({ path: join(home, 'engram.db') });
+  try {
+    for (const draft of drafts) addEngram(store, draft);
+  } finally {
+    store.close();
+  }
+}
+
+/** The running server of a home: its pid from run/server.json, or null. */
+export function serverPid(home: string): number | null {
+  try {
+    return (JSON.parse(readFileSync(join(home, 'run', 'server.json'), 'utf8')) as { pid: number }).pid;
+  } catch {
+    return null;
+  }
+}
+
+/** True while a process with this pid exists. */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Waits until `check` holds, polling; throws with `what` after the timeout. */
+export async function until(check: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Waits for a home's server to listen (and to have finished loading), returning its pid. */
+export async function waitForServer(home: string): Promise<number> {
+  await until(() => serverPid(home) !== null && existsSync(join(home, 'run', 'server.sock')), 'the server to listen');
+  const pid = serverPid(home) as number;
+  await until(() => readFileSync(join(home, 'logs', 'server.log'), 'utf8').includes('"server warm"'), 'the server to warm up', 30_000);
+  return pid;
+}
+
+/** Stops a home's server (SIGTERM) and waits until its process is gone. */
+export async function stopServer(home: string): Promise<void> {
+  const pid = serverPid(home);
+  if (pid === null) return;
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    return;
+  }
+  await until(() => !alive(pid), `server ${pid} to exit`);
+}

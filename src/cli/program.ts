@@ -1,7 +1,10 @@
 import { Command, CommanderError } from 'commander';
 import { EngramError, VERSION } from '../core/index.js';
+import { registerDemoCommands } from './commands/demo.js';
 import { registerEngramCommands } from './commands/engrams.js';
+import { registerEnvCommands } from './commands/env.js';
 import { registerHealthCommands } from './commands/health.js';
+import { registerHooksCommands } from './commands/hooks.js';
 import { registerSearchCommands } from './commands/search.js';
 import { registerTransferCommands } from './commands/transfer.js';
 import { registerWorkspaceCommands } from './commands/workspace.js';
@@ -61,6 +64,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   registerTransferCommands(program, action);
   registerWorkspaceCommands(program, action);
   registerHealthCommands(program, action);
+  registerHooksCommands(program, action);
+  registerEnvCommands(program, action);
+  registerDemoCommands(program, action);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

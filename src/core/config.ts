@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import * as z from 'zod';
+import { LIMITS, normalizeTags } from './engram.js';
 import type { EngramEnv } from './env.js';
 import { LogLevelSchema } from './env.js';
 import { EngramError } from './errors.js';
@@ -8,6 +9,57 @@ import { homePaths, type HomePaths } from './paths.js';
 /** Embedder choices; see `embed.provider`. */
 export const EMBEDDER_PROVIDERS = ['auto', 'transformers', 'use-lite', 'none', 'test'] as const;
 export type EmbedderProvider = (typeof EMBEDDER_PROVIDERS)[number];
+
+/** Upper bound on user tag rules of each kind: detection runs in hooks and must stay bounded. */
+const MAX_TAG_RULES = 200;
+
+/** Tags a rule adds; the same rule as engram tags (core/engram.ts normalizeTags), so the two can be compared. */
+const RuleTagsSchema = z
+  .array(z.string().min(1))
+  .min(1)
+  .max(LIMITS.tags)
+  .superRefine((tags, context) => {
+    try {
+      normalizeTags(tags);
+    } catch (error) {
+      context.addIssue({ code: 'custom', message: (error as Error).message });
+    }
+  });
+
+/** `{pattern, tags}`: the pattern must compile as a JavaScript regular expression (no flags). */
+const TagRuleSchema = z.strictObject({
+  pattern: z
+    .string()
+    .min(1)
+    .max(1000)
+    .superRefine((pattern, context) => {
+      try {
+        new RegExp(pattern);
+      } catch (error) {
+        context.addIssue({ code: 'custom', message: `not a valid JavaScript regular expression: ${(error as Error).message}` });
+      }
+    }),
+  tags: RuleTagsSchema,
+});
+
+/** Why a file marker or folder key was refused. */
+const MARKER_RULE = 'must be a relative path of one or two segments (no leading /, no . or ..)';
+
+/** A path relative to a folder: one or two `/`-separated segments, no `.` or `..`, so detection never looks deeper. */
+function isMarkerPath(path: string): boolean {
+  const segments = path.replace(/\/$/, '').split('/');
+  return segments.length <= 2 && segments.every((segment) => !['', '.', '..'].includes(segment) && !segment.includes('\\'));
+}
+
+/** `{key: tags}` with at most MAX_TAG_RULES keys, each key checked by `validKey` (its problem named at its path). */
+const tagMap = (validKey: (key: string) => boolean, keyRule: string) =>
+  z.record(z.string(), RuleTagsSchema).superRefine((map, context) => {
+    const keys = Object.keys(map);
+    if (keys.length > MAX_TAG_RULES) context.addIssue({ code: 'custom', message: `at most ${MAX_TAG_RULES} entries` });
+    for (const key of keys) {
+      if (key.length > 214 || !validKey(key)) context.addIssue({ code: 'custom', path: [key], message: `key ${keyRule}` });
+    }
+  });
 
 /**
  * `$ENGRAM_HOME/config.json`. Every key is optional; defaults are chosen so a user never needs the file.
@@ -46,6 +98,24 @@ export const ConfigSchema = z.strictObject({
        * the agent continue. @default 1500
        */
       busy_timeout_ms: z.number().int().min(0).max(30_000).default(1_500),
+      /** Characters SessionStart may inject (pinned and project memories). Claude Code cuts a hook's context at
+       * 10,000 characters and Codex drops oversized SessionStart output, so the cap stays well below. @default 3000 */
+      session_start_chars: z.number().int().min(200).max(9_500).default(3_000),
+      /** Characters one prompt's memories may take. @default 2000 */
+      prompt_chars: z.number().int().min(200).max(9_500).default(2_000),
+      /** Characters one tool call's memories may take. @default 1200 */
+      tool_chars: z.number().int().min(200).max(9_500).default(1_200),
+      /** Everything injected into one session's context, until a compaction empties it. @default 24000 */
+      session_chars: z.number().int().min(1_000).max(1_000_000).default(24_000),
+    })
+    .prefault({}),
+  server: z
+    .strictObject({
+      /** Run the background server that keeps the index and model warm for hooks. Off: hooks answer in-process
+       * with BM25 alone. `$ENGRAM_SERVER=off` wins. @default true */
+      enabled: z.boolean().default(true),
+      /** The server exits after this many minutes without a request. @default 15 */
+      idle_minutes: z.number().min(0.05).max(24 * 60).default(15),
     })
     .prefault({}),
   embed: z
@@ -75,6 +145,22 @@ export const ConfigSchema = z.strictObject({
       vector_weight: z.number().min(0).max(10).optional(),
       /** Results returned when the caller does not say. */
       top_k: z.number().int().min(1).max(100).optional(),
+    })
+    .prefault({}),
+  tags: z
+    .strictObject({
+      /** Use the built-in rules (docs/ENVIRONMENT.md lists them); user rules below are added to them. @default true */
+      builtin: z.boolean().default(true),
+      /** Regexes on the working directory (forward slashes on every OS), e.g. `{"pattern": "/work/acme/", "tags": ["acme"]}`. */
+      path_patterns: z.array(TagRuleSchema).max(MAX_TAG_RULES).default([]),
+      /** Regexes on git remote URLs (credentials removed), e.g. `{"pattern": "github\\.com[:/]acme/", "tags": ["acme"]}`. */
+      remote_patterns: z.array(TagRuleSchema).max(MAX_TAG_RULES).default([]),
+      /** A file or folder at the repository root or the cwd (`*` wildcards, at most two levels) → tags. */
+      file_markers: tagMap(isMarkerPath, MARKER_RULE).default({}),
+      /** A package.json dependency (`@scope/*` matches a whole scope) → tags. */
+      dependency_tags: tagMap((key) => key.trim() !== '', 'must be a package name').default({}),
+      /** A folder at the repository root (`packages/`, `src/components/`; at most two levels) → tags. */
+      dir_patterns: tagMap(isMarkerPath, MARKER_RULE).default({}),
     })
     .prefault({}),
 });
@@ -137,6 +223,8 @@ function withEnvOverrides(config: Config, env: EngramEnv): Config {
   }
   if (env.model) config.embed.model = env.model;
   if (env.modelDir) config.embed.model_dir = env.modelDir;
+  if (env.server === 'off') config.server.enabled = false;
+  if (env.serverIdleMs !== undefined) config.server.idle_minutes = env.serverIdleMs / 60_000;
   return config;
 }
 

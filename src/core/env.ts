@@ -37,11 +37,20 @@ export interface EngramEnv {
   model: string | undefined;
   /** `$HF_ENDPOINT`: a Hugging Face mirror for `engram model pull` (default https://huggingface.co). */
   hfEndpoint: string | undefined;
+  /** `$ENGRAM_SERVER`: `off` keeps hooks in-process (no background server). */
+  server: 'off' | undefined;
+  /** `$ENGRAM_SERVER_IDLE_MS`: the background server's idle timeout in milliseconds (tests use a short one). */
+  serverIdleMs: number | undefined;
 }
 
 type Vars = Record<string, string | undefined>;
 
 const nonEmpty = (value: string | undefined): string | undefined => (value && value.trim() !== '' ? value : undefined);
+
+const positiveNumber = (value: string | undefined): number | undefined => {
+  const number = Number(nonEmpty(value));
+  return Number.isFinite(number) && number > 0 ? number : undefined;
+};
 
 /** Expands a leading `~` and makes a path absolute against `cwd`. */
 function absolutePath(path: string, userHome: string, cwd: string): string {
@@ -71,5 +80,7 @@ export function readEnv(vars: Vars = process.env, options: { homedir?: string; c
     modelDir: nonEmpty(vars.ENGRAM_MODEL_DIR) && absolutePath(vars.ENGRAM_MODEL_DIR as string, userHome, cwd),
     model: nonEmpty(vars.ENGRAM_MODEL)?.trim(),
     hfEndpoint: nonEmpty(vars.HF_ENDPOINT)?.trim(),
+    server: ['off', '0', 'false', 'no'].includes(nonEmpty(vars.ENGRAM_SERVER)?.trim().toLowerCase() ?? '') ? 'off' : undefined,
+    serverIdleMs: positiveNumber(vars.ENGRAM_SERVER_IDLE_MS),
   };
 }

@@ -19,6 +19,19 @@ export type { Logger, LoggerOptions } from './log.js';
 export { findRepo } from './repo.js';
 export type { RepoInfo } from './repo.js';
 export {
+  detectEnvironment,
+  clearEnvironmentMemory,
+  osName,
+  parseRemoteUrls,
+  stripCredentials,
+  claudeStatePath,
+  BUILTIN_DEPENDENCY_TAGS,
+  BUILTIN_DIR_PATTERNS,
+  BUILTIN_FILE_MARKERS,
+  BUILTIN_REMOTE_PATTERNS,
+} from './environment/index.js';
+export type { DetectedEnvironment, EnvironmentAgent, EnvironmentOptions, TagRules } from './environment/index.js';
+export {
   EngramSchema,
   EngramStatsSchema,
   PrerequisitesSchema,
@@ -70,6 +83,13 @@ export type {
   PendingVector,
   Neighbour,
   SearchState,
+  ActivityRepo,
+  ShownRecord,
+  ToolEventRecord,
+  SessionAuditRecord,
+  JobRepo,
+  Job,
+  JobKind,
 } from './store/index.js';
 export {
   loadEmbedder,

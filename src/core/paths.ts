@@ -16,6 +16,11 @@ export interface HomePaths {
   models: string;
   /** Search index snapshots (the consolidated BM25 index), rebuilt from the store whenever it is stale. */
   index: string;
+  /**
+   * Derived data that is cheap to rebuild and safe to delete at any time (`env/`: detected environments per working
+   * directory, so hooks skip re-reading agent configs and package.json on every call).
+   */
+  cache: string;
 }
 
 /** Builds every data path from the home folder. */
@@ -28,5 +33,6 @@ export function homePaths(home: string): HomePaths {
     bootstrap: join(home, 'bootstrap'),
     models: join(home, 'models'),
     index: join(home, 'index'),
+    cache: join(home, 'cache'),
   };
 }

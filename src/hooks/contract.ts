@@ -50,5 +50,54 @@ export const SessionEndInputSchema = HookCommonSchema.extend({
 });
 export type SessionEndInput = z.infer<typeof SessionEndInputSchema>;
 
+/** Tool events: the tool's name and input (any shape: Bash, Edit, apply_patch, MCP tools…). */
+const ToolCallSchema = HookCommonSchema.extend({
+  tool_name: z.string().min(1).max(256),
+  tool_input: z.unknown().optional(),
+  tool_use_id: z.string().max(256).nullish(),
+});
+
+/** PreToolUse (both agents). Codex's shell arrives as `Bash` with `{command}`, a patch as `apply_patch`. */
+export const PreToolUseInputSchema = ToolCallSchema;
+export type PreToolUseInput = z.infer<typeof PreToolUseInputSchema>;
+
+/** PostToolUse: adds the result (an object on Claude Code, a string on Codex) and, on Claude, the duration. */
+export const PostToolUseInputSchema = ToolCallSchema.extend({
+  tool_response: z.unknown().optional(),
+  duration_ms: z.number().nullish(),
+});
+export type PostToolUseInput = z.infer<typeof PostToolUseInputSchema>;
+
+/** PostToolUseFailure (Claude Code): the error text instead of a result. */
+export const PostToolUseFailureInputSchema = ToolCallSchema.extend({
+  error: z.string().nullish(),
+  is_interrupt: z.boolean().nullish(),
+  duration_ms: z.number().nullish(),
+});
+export type PostToolUseFailureInput = z.infer<typeof PostToolUseFailureInputSchema>;
+
 /** The events Engram registers, by the name agents put in `hook_event_name`. */
-export type HookEventName = 'SessionStart' | 'UserPromptSubmit' | 'Stop' | 'SessionEnd';
+export const HOOK_EVENTS = [
+  'SessionStart',
+  'UserPromptSubmit',
+  'PreToolUse',
+  'PostToolUse',
+  'PostToolUseFailure',
+  'Stop',
+  'SessionEnd',
+] as const;
+export type HookEventName = (typeof HOOK_EVENTS)[number];
+
+/** Events whose `additionalContext` reaches the model in both agents (PostToolUseFailure: Claude Code only). */
+const CONTEXT_EVENTS: ReadonlySet<HookEventName> = new Set(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUseFailure']);
+
+/**
+ * What a hook prints. Context goes in `hookSpecificOutput.{hookEventName, additionalContext}` — the intersection
+ * Claude Code and Codex both accept (Codex rejects unknown fields, and a bare `{"continue":true}`); nothing else is
+ * ever set, so no decision is made for the agent. Every other event, and "nothing to say", prints nothing: a Stop
+ * hook's output would keep Claude going, and Codex accepts only JSON there.
+ */
+export function hookOutput(event: HookEventName, additionalContext: string | null): string {
+  if (!additionalContext || !CONTEXT_EVENTS.has(event)) return '';
+  return `${JSON.stringify({ hookSpecificOutput: { hookEventName: event, additionalContext } })}\n`;
+}

@@ -1,12 +1,7 @@
 /**
- * SessionStart (startup | resume | clear | compact): records the session. Prints nothing.
+ * SessionStart hook (see events.ts for what it does, entry.ts for how it answers).
  * @module
  */
-import { recordSessionStart } from '../services/index.js';
-import { runHook } from './_runtime.js';
-import { sessionContext } from './_session.js';
-import { SessionStartInputSchema } from './contract.js';
+import { runHookEntry } from './entry.js';
 
-await runHook('SessionStart', SessionStartInputSchema, (context) => {
-  recordSessionStart(context.store(), sessionContext(context), context.input.source ?? null, { now: context.now });
-});
+await runHookEntry('SessionStart');

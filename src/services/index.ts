@@ -34,8 +34,46 @@ export { exportEngrams, exportLine, ExportLineSchema, importEngrams } from './tr
 export type { ExportLine, ExportOptions, ImportReport, ImportOptions, LineError } from './transfer/index.js';
 export { initRepo } from './workspace/index.js';
 export type { InitResult } from './workspace/index.js';
-export { recordSessionStart, recordPrompt, recordTurnEnd, recordSessionEnd } from './capture/index.js';
+export {
+  recordSessionStart,
+  recordPrompt,
+  recordTurnEnd,
+  recordSessionEnd,
+  recordToolEvent,
+  queueSessionEndWork,
+  ensureSession,
+} from './capture/index.js';
 export type { SessionContext, PromptRecord } from './capture/index.js';
+export {
+  AGENTS,
+  SCOPES,
+  installHooks,
+  uninstallHooks,
+  trustHooks,
+  hooksStatus,
+  inspectClaude,
+  inspectCodex,
+  findCodexBinary,
+  listCodexHooksSync,
+  DOCTOR_TIMEOUT_MS,
+} from './registration/index.js';
+export type {
+  Agent,
+  Scope,
+  HookEntry,
+  InstallOptions,
+  RegistrationOptions,
+  RegistrationResult,
+  TrustOptions,
+  TrustReport,
+  TrustedHook,
+  AgentRegistration,
+  CodexTrust,
+  HookTrust,
+  HooksStatus,
+  Problem,
+  SettingsRegistration,
+} from './registration/index.js';
 export { storeStatus, runDoctor, checkClaude, checkCodex, CODEX_HOOK_EVENTS } from './health/index.js';
 export type { StatusReport, Check, DoctorReport, DoctorOptions } from './health/index.js';
 export {
@@ -85,3 +123,25 @@ export type {
   RetrievalReport,
   QualityScores,
 } from './recall/index.js';
+export {
+  injectAtSessionStart,
+  injectForQuery,
+  promptQuery,
+  toolQuery,
+  failureQuery,
+  patchFiles,
+  chooseHits,
+  contentTerms,
+  relevance,
+  renderBlock,
+  renderItem,
+  sessionStartPicks,
+  BLOCK_OPEN,
+  BLOCK_CLOSE,
+  INJECT,
+} from './inject/index.js';
+export type { InjectDeps, InjectLimits, HookEnvironment, Injection, Chosen, Relevance, RenderedBlock } from './inject/index.js';
+export { runPendingJobs, queueAbandonedSessions, JOB_HANDLERS } from './jobs/index.js';
+export type { JobContext, JobHandler } from './jobs/index.js';
+export { runDemo } from './demo/index.js';
+export type { DemoReport, DemoStep } from './demo/index.js';

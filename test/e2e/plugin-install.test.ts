@@ -2,19 +2,27 @@
  * The install users do, with the real Claude Code CLI (2.1.197, offline against ../shared/tools/fake-anthropic):
  * `claude plugin marketplace add <clean clone>` and `claude plugin install engram@engram` in a scratch HOME. The
  * plugin arrives without a built native module or dist/ (Claude Code at most runs `npm ci --ignore-scripts`); the
- * first session's hooks start the bootstrap in the background and stay silent, and the next session's hooks work:
- * its records reach the store and no hook reports an error in the transcript.
+ * first session's hooks start the bootstrap in the background and stay silent, and the next sessions' hooks work.
+ *
+ * One install (it compiles better-sqlite3, a minute or two) serves both tests:
+ * - the install itself: the next session's records reach the store, no hook reports an error;
+ * - recall (all seven hooks): a session about a topic engrams cover shows them to the model — the pinned one at
+ *   SessionStart, the one the prompt is about at UserPromptSubmit, the one about `git status` at PreToolUse — and
+ *   the store records the session, the prompt, what was shown, the tool calls (PostToolUse, PostToolUseFailure) and
+ *   the SessionEnd job; an unrelated prompt injects nothing.
+ * The hooks run as by default, with the background server on; after every session it is stopped, and nothing of the
+ * scratch home (no server, no hook, no bootstrap step) is left running.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { openStore } from '../../src/core/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStore, type Store } from '../../src/core/index.js';
 import { bootstrapFiles } from '../../scripts/install-state.mjs';
-import { ROOT, SHARED, tempDir } from '../_helpers.js';
+import { ROOT } from '../_helpers.js';
+import { engramLine, expectNothingLeft, killLeftovers, logProblems, requestLog, RUN_CLAUDE, seedEngrams, TOPIC } from './_agents.js';
 
-const RUN_CLAUDE = join(SHARED, 'tools', 'fake-anthropic', 'run-claude.sh');
 const VERSION = '2.1.197';
 const CACHE = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), `engram-test-claude-${VERSION}`);
 const CLAUDE = process.env.CLAUDE_BIN ?? join(CACHE, 'node_modules', '.bin', 'claude');
@@ -43,44 +51,97 @@ function cleanClone(target: string): void {
   git('commit', '-qm', 'snapshot');
 }
 
+/**
+ * How Claude Code 2.1.197 records a hook that went wrong: a `hook_non_blocking_error` attachment ("Failed with
+ * non-blocking status code: …") for a non-zero exit, `hook_blocking_error` / a tool result "<Event>:<Tool> hook
+ * error: …" for exit 2, `hook_cancelled` (timedOut) for a timeout. A failing SessionEnd hook only reaches the
+ * CLI's output ("SessionEnd hook [...] failed: …"), and an async hook's outcome is recorded nowhere.
+ */
+const HOOK_TROUBLE = /hook_(non_)?blocking_error|hook_cancelled|hook error|non-blocking status code/i;
+
+/** All strings inside a value (a request body), joined: what the model was sent, whatever the message layout. */
+function texts(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) return value.map(texts).join('\n');
+  if (value && typeof value === 'object') return Object.values(value).map(texts).join('\n');
+  return '';
+}
+
+/** A transcript's lines, parsed. */
+const transcriptLines = (file: string): Array<Record<string, any>> =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
+
+/** The `hook_additional_context` attachments of a transcript: which event added what. */
+function addedContext(file: string): Array<{ event: string; text: string }> {
+  return transcriptLines(file)
+    .filter((line) => line.type === 'attachment' && line.attachment?.type === 'hook_additional_context')
+    .map((line) => ({ event: String(line.attachment.hookEvent), text: [line.attachment.content].flat().join('\n') }));
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Waits for the server to run the session's SessionEnd job, and returns it. */
+async function sessionEndJob(store: Store, sessionId: string) {
+  const deadline = Date.now() + 20_000;
+  while (store.jobs.get('session-end', sessionId)?.status !== 'done' && Date.now() < deadline) await sleep(200);
+  return store.jobs.get('session-end', sessionId);
+}
+
 describe.skipIf(!existsSync(RUN_CLAUDE))('a marketplace install in the real Claude Code CLI', () => {
-  it('installs, bootstraps on first use, and the next session’s hooks record it', async () => {
+  let work = '';
+  let clone = '';
+  let home = '';
+  let project = '';
+  let engramHome = '';
+  let env: Record<string, string> = {};
+  let firstTranscript = '';
+  const runs: string[] = [];
+
+  /** One `claude -p` session in the project through run-claude.sh; returns its report. */
+  const session = (prompt: string, turns: unknown[], allowed = 'Read'): { transcript: string; requests: string; output: string; id: string } => {
+    const script = join(work, `turns-${runs.length}.json`);
+    writeFileSync(script, JSON.stringify(turns));
+    const result = spawnSync('bash', [RUN_CLAUDE, '--script', script, '--cwd', project, '--home', home, '--prompt', prompt, '--allowed', allowed], {
+      env,
+      encoding: 'utf8',
+      timeout: 300_000,
+    });
+    expect(result.status, result.stderr).toBe(0);
+    const report = JSON.parse(result.stdout) as { exit: number; transcript: string; requests: string; output: string };
+    runs.push(dirname(report.requests));
+    expect(report.exit, readFileSync(report.output, 'utf8')).toBe(0);
+    return { ...report, id: report.transcript.split('/').at(-1)?.replace('.jsonl', '') as string };
+  };
+
+  // Clean clone, marketplace add, install, then the first session, whose hooks bootstrap the install.
+  beforeAll(async () => {
     ensureClaude();
-    const work = tempDir('engram-install-');
-    const clone = join(work, 'engram');
-    const home = join(work, 'home');
-    const project = join(work, 'shop');
+    // Not tempDir(): that folder is removed after each test, and this install serves both.
+    work = realpathSync(mkdtempSync(join(tmpdir(), 'engram-install-')));
+    clone = join(work, 'engram');
+    home = join(work, 'home');
+    project = join(work, 'shop');
+    engramHome = join(home, '.engram');
     mkdirSync(home);
     mkdirSync(project);
     cleanClone(clone);
     execFileSync('git', ['init', '-q'], { cwd: project });
+    writeFileSync(join(project, 'README.md'), '# shop\n');
 
     // Scratch HOME for Claude Code and Engram; npm reuses the machine's package cache so the test does not
     // download the dependencies again (the native build still happens, as it would for a user).
-    const env = { PATH: process.env.PATH ?? '', HOME: home, npm_config_cache: join(homedir(), '.npm'), CLAUDE_BIN: CLAUDE };
+    env = { PATH: process.env.PATH ?? '', HOME: home, npm_config_cache: join(homedir(), '.npm'), CLAUDE_BIN: CLAUDE };
     const claude = (...args: string[]) => spawnSync(CLAUDE, args, { cwd: work, env, encoding: 'utf8', timeout: 180_000 });
     const added = claude('plugin', 'marketplace', 'add', clone);
     expect(added.stdout + added.stderr).toContain('Successfully added marketplace: engram');
     const installed = claude('plugin', 'install', 'engram@engram');
     expect(installed.stdout + installed.stderr).toContain('Successfully installed plugin: engram@engram');
 
-    const turns = join(work, 'turns.json');
-    writeFileSync(turns, JSON.stringify([{ text: 'Noted.' }]));
-    const session = (prompt: string) => {
-      const result = spawnSync('bash', [RUN_CLAUDE, '--script', turns, '--cwd', project, '--home', home, '--prompt', prompt], {
-        env,
-        encoding: 'utf8',
-        timeout: 300_000,
-      });
-      expect(result.status, result.stderr).toBe(0);
-      const report = JSON.parse(result.stdout) as { exit: number; transcript: string };
-      expect(report.exit).toBe(0);
-      return report.transcript;
-    };
-
     // First session: the install is not ready; hooks start the bootstrap and stay out of the way.
-    const first = session('first session');
-    const engramHome = join(home, '.engram');
+    firstTranscript = session('first session', [{ text: 'Noted.' }]).transcript;
     const files = bootstrapFiles(clone, engramHome);
     expect(existsSync(files.state)).toBe(true);
     const deadline = Date.now() + 8 * 60_000;
@@ -88,26 +149,43 @@ describe.skipIf(!existsSync(RUN_CLAUDE))('a marketplace install in the real Clau
     while (Date.now() < deadline) {
       state = JSON.parse(readFileSync(files.state, 'utf8'));
       if (state.status !== 'running') break;
-      await new Promise((resolve) => setTimeout(resolve, 1000));
+      await sleep(1000);
     }
     expect(state, readFileSync(files.log, 'utf8').slice(-3000)).toMatchObject({ status: 'done' });
     expect(state.steps).toContain('build');
+    // The bootstrap ran in the background and is over; the silent hooks started no server.
+    expect(existsSync(join(engramHome, 'run', 'server.json'))).toBe(false);
+    await expectNothingLeft(home);
+  }, 600_000);
 
+  afterAll(() => {
+    if (home) killLeftovers(home);
+    for (const dir of runs) rmSync(dir, { recursive: true, force: true });
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  it('installs, bootstraps on first use, and the next session’s hooks record it', async () => {
+    expect(firstTranscript).not.toBe('');
     // Second session: the hooks work.
-    const second = session('second session: the deploy token is ghp_abcdefghijklmnopqrstuvwxyz0123456789');
-    const sessionId = second.split('/').at(-1)?.replace('.jsonl', '') as string;
+    const second = session('second session: the deploy token is ghp_abcdefghijklmnopqrstuvwxyz0123456789', [{ text: 'Noted.' }]);
     const store = openStore({ path: join(engramHome, 'engram.db'), readonly: true });
-    expect(store.sessions.get(sessionId)).toMatchObject({ agent: 'claude', project: 'shop', cwd: project, start_source: 'startup', turns: 1, end_reason: 'other' });
-    expect(store.sessions.prompts(sessionId).map((p) => p.content)).toEqual([
-      'second session: the deploy token is [REDACTED:github-token]',
-    ]);
-    store.close();
-
-    for (const transcript of [first, second]) {
-      const text = readFileSync(transcript, 'utf8');
-      expect(text).not.toMatch(/hook_(non_)?blocking_error|hook error|non-blocking status code/i);
+    try {
+      expect(store.sessions.get(second.id)).toMatchObject({ agent: 'claude', project: 'shop', cwd: project, start_source: 'startup', turns: 1, end_reason: 'other' });
+      expect(store.sessions.prompts(second.id).map((p) => p.content)).toEqual([
+        'second session: the deploy token is [REDACTED:github-token]',
+      ]);
+      expect(await sessionEndJob(store, second.id)).toMatchObject({ status: 'done', error: null });
+    } finally {
+      store.close();
     }
-    expect(existsSync(join(engramHome, 'logs', 'hooks.log'))).toBe(false);
+
+    for (const transcript of [firstTranscript, second.transcript]) {
+      expect(readFileSync(transcript, 'utf8')).not.toMatch(HOOK_TROUBLE);
+    }
+    expect(readFileSync(second.output, 'utf8')).not.toMatch(/hook.*failed/i);
+    // The hooks log what they did (info); nothing went wrong enough to warn.
+    expect(logProblems(engramHome)).toEqual([]);
+    await expectNothingLeft(home);
 
     // The installed CLI agrees: the plugin is registered and working.
     const doctor = spawnSync(process.execPath, [join(clone, 'bin', 'engram'), 'doctor'], { env, encoding: 'utf8' });
@@ -115,5 +193,98 @@ describe.skipIf(!existsSync(RUN_CLAUDE))('a marketplace install in the real Clau
       (JSON.parse(doctor.stdout) as { checks: Array<{ name: string; status: string }> }).checks.map((c) => [c.name, c.status]),
     );
     expect(checks).toMatchObject({ claude: 'ok', install: 'ok', store: 'ok', sqlite: 'ok', hook_errors: 'ok' });
-  }, 900_000);
+    await expectNothingLeft(home);
+  }, 600_000);
+
+  it('recalls what a session is about through all seven hooks, records it, and says nothing off topic', async () => {
+    const { push, status, pinned } = TOPIC.engrams;
+    const [pushId, statusId, pinnedId] = seedEngrams(home, [push, status, pinned]) as [number, number, number];
+
+    // A session on the topic: `git status` (PreToolUse shows the engram about it; async PostToolUse records it),
+    // a Read, then a command that fails (PostToolUseFailure), then the answer. The failing call comes last on
+    // purpose: its hook runs synchronously, which gives the Read's async PostToolUse time to finish — Claude Code
+    // 2.1.197 in -p mode skips SessionEnd hooks when an async hook is still running as the session ends.
+    const on = session(
+      TOPIC.prompt,
+      [
+        { text: 'Checking the branch first.', tool: 'Bash', input: { command: 'git status', description: 'Show the working tree status' } },
+        { tool: 'Read', input: { file_path: join(project, 'README.md') } },
+        { tool: 'Bash', input: { command: 'git log -1', description: 'Show the last commit' } },
+        { text: 'Use git push --force-with-lease on your own branch.' },
+      ],
+      'Read Bash',
+    );
+
+    // What the model was sent: before any tool ran, the pinned engram and the one the prompt is about; by the
+    // end, also the one about `git status`.
+    const main = requestLog(on.requests).filter((r) => r.path === '/v1/messages' && Array.isArray(r.body.tools));
+    expect(main.length).toBe(4);
+    const before = texts(main[0]?.body);
+    expect(before).toContain(engramLine(pinnedId, pinned));
+    expect(before).toContain(engramLine(pushId, push));
+    expect(before).not.toContain(`EG#${statusId} `);
+    const last = texts(main.at(-1)?.body);
+    for (const [id, engram] of [[pinnedId, pinned], [pushId, push], [statusId, status]] as const) {
+      expect(last).toContain(engramLine(id, engram));
+    }
+    expect(last).toContain('[ENGRAM] Memories from earlier sessions that may apply to this request');
+    expect(last).toContain('[ENGRAM] Memories from earlier sessions about this Bash call');
+
+    // The transcript: each block came from the hook that should give it, and no hook reported trouble.
+    const added = addedContext(on.transcript);
+    expect(added.map((a) => a.event)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse']);
+    expect(added[0]?.text).toContain(engramLine(pinnedId, pinned));
+    expect(added[1]?.text).toContain(engramLine(pushId, push));
+    expect(added[2]?.text).toContain(engramLine(statusId, status));
+    expect(readFileSync(on.transcript, 'utf8')).not.toMatch(HOOK_TROUBLE);
+    expect(readFileSync(on.output, 'utf8')).not.toMatch(/hook.*failed/i);
+
+    const store = openStore({ path: join(engramHome, 'engram.db'), readonly: true });
+    try {
+      expect(store.sessions.get(on.id)).toMatchObject({ agent: 'claude', project: 'shop', cwd: project, start_source: 'startup', turns: 1, end_reason: 'other' });
+      expect(store.sessions.prompts(on.id).map((p) => p.content)).toEqual([TOPIC.prompt]);
+      expect(store.activity.shown(on.id).map(({ engram_id, event, query }) => ({ engram_id, event, query }))).toEqual([
+        { engram_id: pinnedId, event: 'SessionStart', query: null },
+        { engram_id: pushId, event: 'UserPromptSubmit', query: TOPIC.prompt },
+        { engram_id: statusId, event: 'PreToolUse', query: 'Bash git status' },
+      ]);
+      const tools = store.activity.toolEvents(on.id).map(({ tool_name, target, ok, error }) => ({ tool_name, target, ok, error }));
+      expect(tools).toHaveLength(3);
+      expect(tools).toEqual(
+        expect.arrayContaining([
+          { tool_name: 'Bash', target: 'git status', ok: true, error: null },
+          { tool_name: 'Read', target: 'README.md', ok: true, error: null },
+          { tool_name: 'Bash', target: 'git log -1', ok: false, error: expect.stringContaining('does not have any commits yet') },
+        ]),
+      );
+      expect(await sessionEndJob(store, on.id)).toMatchObject({ kind: 'session-end', session_id: on.id, status: 'done', error: null });
+    } finally {
+      store.close();
+    }
+    expect(logProblems(engramHome)).toEqual([]);
+    await expectNothingLeft(home);
+
+    // An unrelated prompt in a new session: the pinned engram at start, nothing for the prompt.
+    const off = session(TOPIC.unrelated, [{ text: '4' }]);
+    const sent = requestLog(off.requests)
+      .filter((r) => r.path === '/v1/messages')
+      .map((r) => texts(r.body))
+      .join('\n');
+    expect(sent).toContain(engramLine(pinnedId, pinned));
+    expect(sent).not.toContain(`EG#${pushId} `);
+    expect(sent).not.toContain(`EG#${statusId} `);
+    expect(sent).not.toContain('may apply to this request');
+    expect(addedContext(off.transcript).map((a) => a.event)).toEqual(['SessionStart']);
+    expect(readFileSync(off.transcript, 'utf8')).not.toMatch(HOOK_TROUBLE);
+    const store2 = openStore({ path: join(engramHome, 'engram.db'), readonly: true });
+    try {
+      expect(store2.sessions.prompts(off.id).map((p) => p.content)).toEqual([TOPIC.unrelated]);
+      expect(store2.activity.shown(off.id).map(({ engram_id, event }) => ({ engram_id, event }))).toEqual([{ engram_id: pinnedId, event: 'SessionStart' }]);
+      expect(await sessionEndJob(store2, off.id)).toMatchObject({ status: 'done' });
+    } finally {
+      store2.close();
+    }
+    expect(logProblems(engramHome)).toEqual([]);
+    await expectNothingLeft(home);
+  }, 600_000);
 });

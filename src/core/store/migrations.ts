@@ -194,6 +194,52 @@ export const MIGRATIONS: readonly Migration[] = [
         BEGIN UPDATE search_state SET generation = generation + 1 WHERE id = 1; END;
     `,
   },
+  {
+    version: 5,
+    name: 'hook-activity',
+    sql: `
+      -- A compaction empties the agent's context, so what was shown before it may be shown again: the session's
+      -- context epoch moves on SessionStart(compact), and "already shown" means shown in the current epoch.
+      ALTER TABLE sessions ADD COLUMN context_epoch INTEGER NOT NULL DEFAULT 0 CHECK (context_epoch >= 0);
+      ALTER TABLE session_shown_engrams ADD COLUMN context_epoch INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE session_shown_engrams ADD COLUMN times INTEGER NOT NULL DEFAULT 1 CHECK (times >= 1);
+      ALTER TABLE session_shown_engrams ADD COLUMN rank INTEGER;
+      ALTER TABLE session_shown_engrams ADD COLUMN chars INTEGER NOT NULL DEFAULT 0 CHECK (chars >= 0);
+      ALTER TABLE session_shown_engrams ADD COLUMN answered_by TEXT;
+
+      -- One row per tool call the hooks saw (PostToolUse / PostToolUseFailure): what the evaluator and the tape
+      -- builder use to tell which files and commands a session touched.
+      CREATE TABLE tool_events (
+        id          INTEGER PRIMARY KEY,
+        session_id  TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        tool_use_id TEXT    NOT NULL,
+        tool_name   TEXT    NOT NULL,
+        target      TEXT,
+        ok          INTEGER NOT NULL CHECK (ok IN (0, 1)),
+        error       TEXT,
+        duration_ms INTEGER,
+        at          TEXT    NOT NULL,
+        UNIQUE (session_id, tool_use_id)
+      );
+
+      -- Slow work a hook hands to the background server (evaluation, tapes): written by the hook in one small
+      -- transaction, claimed and run by exactly one server.
+      CREATE TABLE jobs (
+        id          INTEGER PRIMARY KEY,
+        kind        TEXT    NOT NULL,
+        session_id  TEXT,
+        payload     TEXT    NOT NULL DEFAULT '{}' CHECK (json_valid(payload)),
+        status      TEXT    NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'running', 'done', 'failed')),
+        attempts    INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+        error       TEXT,
+        created_at  TEXT    NOT NULL,
+        started_at  TEXT,
+        finished_at TEXT,
+        UNIQUE (kind, session_id)
+      );
+      CREATE INDEX jobs_status ON jobs (status, id);
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

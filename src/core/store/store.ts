@@ -1,7 +1,9 @@
 import { statSync } from 'node:fs';
 import { EngramError } from '../errors.js';
+import { createActivityRepo, type ActivityRepo } from './activity.js';
 import { classifySqliteError, loadVectorExtension, openDatabase, type Database } from './database.js';
 import { createEngramRepo, type EngramRepo } from './engrams.js';
+import { createJobRepo, type JobRepo } from './jobs.js';
 import { migrate, SCHEMA_VERSION, schemaVersion, type MigrationReport } from './migrations.js';
 import { createSessionRepo, type SessionRepo } from './sessions.js';
 import { createStatsRepo, type StatsRepo } from './stats.js';
@@ -14,6 +16,10 @@ export interface Store {
   readonly engrams: EngramRepo;
   readonly sessions: SessionRepo;
   readonly stats: StatsRepo;
+  /** What hooks showed and saw, per session. */
+  readonly activity: ActivityRepo;
+  /** Background work handed off by hooks. */
+  readonly jobs: JobRepo;
   /** What opening did to the schema. */
   readonly migration: MigrationReport;
   /**
@@ -96,6 +102,8 @@ export function openStore(options: OpenStoreOptions): Store {
     engrams: createEngramRepo(db),
     sessions: createSessionRepo(db),
     stats: createStatsRepo(db),
+    activity: createActivityRepo(db),
+    jobs: createJobRepo(db),
     migration,
     write: (fn) => guard(() => db.transaction(fn).immediate()),
     read: (fn) => guard(() => db.transaction(fn).deferred()),

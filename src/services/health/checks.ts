@@ -180,6 +180,10 @@ export interface DoctorOptions {
   /** The install folder to check (dist/, node_modules/). */
   installRoot: string;
   now?: () => Date;
+  /** The folder doctor runs in: its repository's agent settings are checked too. */
+  cwd?: string;
+  /** The process environment, to find a Codex CLI that can tell whether Engram's hooks are still trusted. */
+  vars?: Record<string, string | undefined>;
 }
 
 /** Runs every check; each failure is reported, never thrown. */
@@ -204,8 +208,8 @@ export function runDoctor(env: EngramEnv, options: DoctorOptions): DoctorReport 
     checks.push(attempt('store', () => checkStore(current)));
     checks.push(attempt('install', () => checkInstallFolder(options.installRoot, current.paths.home)));
     checks.push(attempt('embeddings', () => checkEmbeddings(current)));
-    checks.push(attempt('claude', () => checkClaude(env)));
-    checks.push(attempt('codex', () => checkCodex(env)));
+    checks.push(attempt('claude', () => checkClaude(env, options)));
+    checks.push(attempt('codex', () => checkCodex(env, options)));
     checks.push(attempt('hook_errors', () => checkHookErrors(current, (options.now ?? (() => new Date()))())));
   }
   const status = checks.some((c) => c.status === 'error')

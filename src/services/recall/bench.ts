@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import * as z from 'zod';
 import { EngramError, formatIssues, openStore, type EmbedderChoice } from '../../core/index.js';
 import { prepareDraft, storeDraft } from '../memory/index.js';
-import { createSearchEngine, type SearchMode } from './search.js';
+import { createSearchEngine, type SearchMode, type SearchResponse } from './search.js';
 import type { SearchTuning } from './tuning.js';
 import { embedPending } from './vectors.js';
 
@@ -62,6 +62,8 @@ export interface RetrievalBenchOptions {
   tuning: SearchTuning;
   batchSize?: number;
   onProgress?: (stage: 'embed' | 'query', done: number, total: number) => void;
+  /** Sees every response with its query, e.g. to judge what hooks would inject (bench/inject.mjs). */
+  inspect?: (query: BenchQuery, response: SearchResponse, memoryIdsOf: (engramId: number) => readonly string[], mode: SearchMode) => void;
 }
 
 function parseLines<T>(lines: readonly string[], schema: z.ZodType<T>, file: string): T[] {
@@ -173,6 +175,7 @@ export async function runRetrievalBench(options: RetrievalBenchOptions): Promise
           topK: options.k,
           ...(query.group ? { scope: { project: query.group, includePersonal: false } } : {}),
         });
+        options.inspect?.(query, response, (id) => memoryIdsOf.get(id) ?? [], mode);
         latencies.push(response.timings.total_ms);
         if (response.timings.embed_ms > 0) embedTimes.push(response.timings.embed_ms);
         degraded ??= response.degraded;

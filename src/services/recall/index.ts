@@ -1,5 +1,6 @@
-export { createSearchEngine, SEARCH_MODES } from './search.js';
-export type { SearchEngine, SearchEngineOptions, SearchRequest, SearchResponse, SearchHit, SearchMode } from './search.js';
+export { createSearchEngine, learnedRelevance, SEARCH_MODES } from './search.js';
+export { searchTerms } from './text.js';
+export type { LearnedRelevance, SearchEngine, SearchEngineOptions, SearchRequest, SearchResponse, SearchHit, SearchMode } from './search.js';
 export { abstainReason } from './abstain.js';
 export type { AbstainReason } from './abstain.js';
 export { reciprocalRankFusion } from './fusion.js';

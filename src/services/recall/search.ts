@@ -67,6 +67,9 @@ export interface SearchEngineOptions {
   /** Where BM25 snapshots persist; undefined: memory only. */
   indexDir?: string;
   tuning: SearchTuning;
+  /** At most this many missing vectors are embedded before a search answers; beyond that the search reports
+   * itself degraded. @default TUNING.catchUpMax (a hook's server passes a smaller number) */
+  catchUpMax?: number;
   /** Texts per embedding call when catching up on missing vectors. @default per embedder kind (TUNING.batchSize) */
   batchSize?: number;
   now?: () => Date;
@@ -127,7 +130,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
     let degraded: string | null = null;
     const pending = cached ? vectors.countPending(cached) : store.engrams.counts().active;
     if (pending > 0) {
-      if (pending <= TUNING.catchUpMax) {
+      if (pending <= (options.catchUpMax ?? TUNING.catchUpMax)) {
         try {
           await embedPending(store, model, { ...(options.batchSize ? { batchSize: options.batchSize } : {}), now });
         } catch (error) {
@@ -138,8 +141,9 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
         degraded = `${pending} engrams lack vectors for ${model.model}; run 'engram reindex' (until then they are found by BM25 only)`;
       }
     }
-    // Embedding writes vectors, not engrams, so the generation read above still describes what was synced.
-    syncedAt = { generation, degraded };
+    // Embedding writes vectors, not engrams, so the generation read above still describes what was synced. A
+    // degraded state is not remembered: vectors written meanwhile (a warm server embeds in the background) count.
+    syncedAt = degraded ? undefined : { generation, degraded };
     return { space: vectors.findSpace(model.model, model.dim), degraded };
   };
 
@@ -280,6 +284,37 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
   };
 }
 
+/** What the evaluator learned about an engram in the current environment's tags. */
+export interface LearnedRelevance {
+  /** Average score over the tags it was evaluated in (tags it was never judged in are no evidence either way, so
+   * they do not dilute the ones it was). */
+  average: number;
+  evals: number;
+  /** Enough evidence that it does not help here: recall and SessionStart leave it out. */
+  unwanted: boolean;
+}
+
+/** Tag relevance of these engrams in these environment tags (only engrams with any rows appear). */
+export function learnedRelevance(store: Store, ids: readonly number[], tags: readonly string[]): Map<number, LearnedRelevance> {
+  const sums = new Map<number, { sum: number; rows: number; evals: number }>();
+  if (tags.length > 0) {
+    for (const row of store.stats.tagRelevance(ids, tags)) {
+      const entry = sums.get(row.engram_id) ?? { sum: 0, rows: 0, evals: 0 };
+      entry.sum += row.score;
+      entry.rows += 1;
+      entry.evals += row.positive_evals + row.negative_evals;
+      sums.set(row.engram_id, entry);
+    }
+  }
+  const { minEvals, removeBelow } = TUNING.tagRelevance;
+  const result = new Map<number, LearnedRelevance>();
+  for (const [id, entry] of sums) {
+    const average = entry.sum / entry.rows;
+    result.set(id, { average, evals: entry.evals, unwanted: entry.evals >= minEvals && average < removeBelow });
+  }
+  return result;
+}
+
 /**
  * After fusion: tag relevance (remove with strong negative evidence, else nudge by the average), pinned nudge,
  * recency. Re-sorts.
@@ -292,30 +327,15 @@ function adjust<T extends { id: number; score: number }>(
   now: Date,
 ): T[] {
   if (fused.length === 0) return fused;
-  const relevance = new Map<number, { sum: number; rows: number; evals: number }>();
-  if (env.tags?.length) {
-    for (const row of store.stats.tagRelevance(
-      fused.map((entry) => entry.id),
-      env.tags,
-    )) {
-      const entry = relevance.get(row.engram_id) ?? { sum: 0, rows: 0, evals: 0 };
-      entry.sum += row.score;
-      entry.rows += 1;
-      entry.evals += row.positive_evals + row.negative_evals;
-      relevance.set(row.engram_id, entry);
-    }
-  }
+  const relevance = learnedRelevance(store, fused.map((entry) => entry.id), env.tags ?? []);
   const { tagRelevance, pinnedBoost, recency } = TUNING;
   const kept: T[] = [];
   for (const entry of fused) {
     let score = entry.score;
     const learned = relevance.get(entry.id);
     if (learned) {
-      // The average over the environment tags this engram has been evaluated in: tags it was never judged in are
-      // no evidence either way, so they do not dilute the ones it was.
-      const average = learned.sum / learned.rows;
-      if (learned.evals >= tagRelevance.minEvals && average < tagRelevance.removeBelow) continue;
-      score *= 1 + (tagRelevance.weight * Math.max(-3, Math.min(3, average))) / 3;
+      if (learned.unwanted) continue;
+      score *= 1 + (tagRelevance.weight * Math.max(-3, Math.min(3, learned.average))) / 3;
     }
     const engram = engrams.get(entry.id);
     if (engram?.pinned) score *= 1 + pinnedBoost;

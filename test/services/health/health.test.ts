@@ -1,9 +1,11 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createHashingEmbedder, openStore, readEnv } from '../../../src/core/index.js';
-import { addEngram, checkClaude, checkCodex, embedPending, runDoctor } from '../../../src/services/index.js';
+import { addEngram, checkClaude, checkCodex, CODEX_HOOK_EVENTS, embedPending, installHooks, runDoctor } from '../../../src/services/index.js';
 import { ROOT, tempDir } from '../../_helpers.js';
+
+const readFileText = (file: string): string => readFileSync(file, 'utf8');
 
 const envFor = (home: string, extra: Record<string, string> = {}) => readEnv({ HOME: home, ENGRAM_HOME: join(home, '.engram'), ...extra });
 
@@ -57,14 +59,39 @@ describe('checkClaude', () => {
 describe('checkCodex', () => {
   it('reports ok only when every Engram hook is trusted', () => {
     const home = tempDir();
-    codexConfig(home, ['session_start', 'user_prompt_submit', 'stop', 'session_end']);
-    expect(checkCodex(envFor(home))).toMatchObject({ status: 'ok', detail: 'engram@engram enabled, 4 hooks trusted' });
+    expect(CODEX_HOOK_EVENTS).toEqual(['session_start', 'user_prompt_submit', 'pre_tool_use', 'post_tool_use', 'stop', 'session_end']);
+    codexConfig(home, [...CODEX_HOOK_EVENTS]);
+    expect(checkCodex(envFor(home))).toMatchObject({ status: 'ok', detail: 'engram@engram enabled, 6 hooks trusted' });
   });
 
   it('reports untrusted hooks as degraded: Codex skips them silently', () => {
     const home = tempDir();
     codexConfig(home, ['session_start']);
-    expect(checkCodex(envFor(home))).toMatchObject({ status: 'degraded', detail: expect.stringContaining('only 1 of 4') });
+    expect(checkCodex(envFor(home))).toMatchObject({
+      status: 'degraded',
+      detail: expect.stringContaining('only 1 of 6'),
+      fix: expect.stringContaining('engram hooks trust --agent codex'),
+    });
+  });
+
+  it('reads config.toml with a TOML parser: any equivalent spelling of the tables counts', () => {
+    const home = tempDir();
+    mkdirSync(join(home, '.codex'));
+    const trust = CODEX_HOOK_EVENTS.map((event) => `"engram@engram:hooks/codex-hooks.json:${event}:0:0" = { trusted_hash = "sha256:aa" }`).join('\n');
+    writeFileSync(join(home, '.codex', 'config.toml'), `plugins."engram@engram".enabled = true\n\n[hooks.state]\n${trust}\n`);
+    expect(checkCodex(envFor(home))).toMatchObject({ status: 'ok', detail: 'engram@engram enabled, 6 hooks trusted' });
+    writeFileSync(join(home, '.codex', 'config.toml'), 'model = \n');
+    expect(checkCodex(envFor(home))).toMatchObject({ status: 'degraded', detail: expect.stringContaining('is not valid TOML') });
+  });
+
+  it('reports a disabled plugin, and Codex hooks turned off', () => {
+    const home = tempDir();
+    mkdirSync(join(home, '.codex'));
+    writeFileSync(join(home, '.codex', 'config.toml'), '[plugins."engram@engram"]\nenabled = false\n');
+    expect(checkCodex(envFor(home))).toMatchObject({ status: 'degraded', detail: expect.stringContaining('installed but disabled') });
+    codexConfig(home, [...CODEX_HOOK_EVENTS]);
+    writeFileSync(join(home, '.codex', 'config.toml'), `[features]\nhooks = false\n\n${readFileText(join(home, '.codex', 'config.toml'))}`);
+    expect(checkCodex(envFor(home))).toMatchObject({ status: 'degraded', detail: expect.stringContaining('turned off') });
   });
 
   it('reports a missing plugin as degraded and no Codex at all as skipped', () => {
@@ -76,6 +103,72 @@ describe('checkCodex', () => {
   });
 });
 
+/** A fake install folder: all a settings hook needs is `<root>/hooks/run.mjs`. */
+function fakeInstall(): string {
+  const root = realpathSync(tempDir('engram-root-'));
+  mkdirSync(join(root, 'hooks'));
+  writeFileSync(join(root, 'hooks', 'run.mjs'), '');
+  return root;
+}
+
+describe('settings-file hooks (engram hooks install)', () => {
+  it('count as registered for Claude Code, and are ok when they run this install', async () => {
+    const home = tempDir();
+    const root = fakeInstall();
+    await installHooks({ agent: 'claude', env: envFor(home), cwd: home, installRoot: root });
+    expect(checkClaude(envFor(home), { installRoot: root })).toMatchObject({
+      status: 'ok',
+      detail: `7 hooks in ${join(home, '.claude', 'settings.json')}`,
+    });
+  });
+
+  it('are stale when they run another install folder, or one that is gone', async () => {
+    const home = tempDir();
+    const old = fakeInstall();
+    await installHooks({ agent: 'claude', env: envFor(home), cwd: home, installRoot: old });
+    const current = fakeInstall();
+    expect(checkClaude(envFor(home), { installRoot: current })).toMatchObject({
+      status: 'degraded',
+      detail: expect.stringContaining(`runs Engram from ${old}, not from this install (${current})`),
+      fix: 'engram hooks install --agent claude --scope user',
+    });
+    rmSync(old, { recursive: true });
+    expect(checkClaude(envFor(home), { installRoot: current })).toMatchObject({ status: 'degraded', detail: expect.stringContaining('which no longer exists') });
+  });
+
+  it('with the plugin also enabled, are reported as double: every event would run twice', async () => {
+    const home = tempDir();
+    claudeInstall(home, true);
+    const root = fakeInstall();
+    await installHooks({ agent: 'claude', env: envFor(home), cwd: home, installRoot: root });
+    const check = checkClaude(envFor(home), { installRoot: root });
+    expect(check).toMatchObject({ status: 'degraded', detail: expect.stringContaining('registered twice') });
+    expect(check.fix).toContain('engram hooks uninstall --agent claude --scope user');
+  });
+
+  it('are found in the project settings when doctor runs inside a repository', async () => {
+    const home = tempDir();
+    const repo = join(home, 'repo');
+    mkdirSync(join(repo, '.git'), { recursive: true });
+    const root = fakeInstall();
+    await installHooks({ agent: 'claude', env: envFor(home), cwd: repo, installRoot: root, scope: 'local' });
+    expect(checkClaude(envFor(home), { installRoot: root })).toMatchObject({ status: 'skipped' });
+    expect(checkClaude(envFor(home), { installRoot: root, cwd: repo })).toMatchObject({ status: 'ok', detail: expect.stringContaining('settings.local.json') });
+  });
+
+  it('for Codex, are untrusted until config.toml records their trust, and then ok', async () => {
+    const home = tempDir();
+    const root = fakeInstall();
+    const env = envFor(home);
+    const result = await installHooks({ agent: 'codex', env, cwd: home, installRoot: root });
+    // No config.toml yet: Codex never trusted anything.
+    expect(checkCodex(env, { installRoot: root })).toMatchObject({ status: 'degraded', detail: expect.stringContaining('only 0 of 6') });
+    const trust = CODEX_HOOK_EVENTS.map((event) => `[hooks.state."${result.file}:${event}:0:0"]\ntrusted_hash = "sha256:aa"\n`).join('\n');
+    writeFileSync(join(home, '.codex', 'config.toml'), trust);
+    expect(checkCodex(env, { installRoot: root })).toMatchObject({ status: 'ok', detail: `6 hooks in ${result.file}, 6 hooks trusted` });
+  });
+});
+
 describe('runDoctor', () => {
   it('reports a healthy install with an empty home as working, degraded only for what is optional', () => {
     const home = tempDir();
@@ -84,6 +177,8 @@ describe('runDoctor', () => {
     expect(byName).toMatchObject({ node: 'ok', config: 'ok', home: 'ok', sqlite: 'ok', sqlite_vec: 'ok', store: 'ok', install: 'ok', hook_errors: 'ok' });
     // USE lite ships with the install, so a fresh home has a working embedder and nothing to embed yet.
     expect(byName.embeddings).toBe('ok');
+    // No Claude Code or Codex configuration on this machine: nothing to check.
+    expect(byName).toMatchObject({ claude: 'skipped', codex: 'skipped' });
     expect(report.status).toBe('ok');
   });
 
@@ -103,6 +198,13 @@ describe('runDoctor', () => {
     store.close();
     check = runDoctor(env, { installRoot: ROOT }).checks.find((c) => c.name === 'embeddings');
     expect(check).toMatchObject({ status: 'ok', detail: expect.stringContaining('all 1 engrams have vectors') });
+  });
+
+  it('checks the agents against this install folder', async () => {
+    const home = tempDir();
+    await installHooks({ agent: 'claude', env: envFor(home), cwd: home, installRoot: fakeInstall() });
+    const claude = runDoctor(envFor(home), { installRoot: ROOT }).checks.find((check) => check.name === 'claude');
+    expect(claude).toMatchObject({ status: 'degraded', detail: expect.stringContaining(`not from this install (${ROOT})`) });
   });
 
   it('reports a broken config as an error and stops there', () => {

@@ -1,0 +1,46 @@
+// How Engram's hooks are registered with each agent, derived from plugin.json's `hooks` list. One rule for the
+// plugin manifests (scripts/manifests.mjs writes hooks/hooks.json and hooks/codex-hooks.json) and for
+// `engram hooks install`, which writes the same groups into an agent's settings for users without a marketplace.
+// Plain JavaScript with no dependencies: the manifest script runs before the build.
+
+/** The agents Engram registers hooks with. */
+export const HOOK_AGENTS = ['claude', 'codex'];
+
+/**
+ * The hook command for one entry. `root` is the install folder as the agent should see it: a placeholder such as
+ * `${CLAUDE_PLUGIN_ROOT}` in plugin manifests, an absolute path in settings files.
+ */
+export function hookCommand(root, entry, agent) {
+  return `node "${root}/hooks/run.mjs" ${entry} --agent ${agent}`;
+}
+
+/** True when a settings command is one of Engram's (whatever folder it was installed from). */
+export function isEngramHookCommand(command) {
+  return typeof command === 'string' && /\/hooks\/run\.mjs"? [a-z-]+ --agent (claude|codex)\b/.test(command);
+}
+
+/**
+ * The `hooks` object for one agent: `{ <Event>: [{ matcher?, hooks: [{ type, command, timeout, async? }] }] }`.
+ * A hook entry may name the agents it is for (`agents`), a matcher per agent, and the agents that run it `async`
+ * (Claude Code only: Codex skips async handlers).
+ * @param {{ hooks: Array<{ event: string, entry: string, timeout: number, matcher?: string | Record<string, string>,
+ *   agents?: string[], async?: string[] }> }} plugin plugin.json
+ * @param {'claude' | 'codex'} agent
+ * @param {string} root see {@link hookCommand}
+ */
+export function hookGroups(plugin, agent, root) {
+  const hooks = {};
+  for (const hook of plugin.hooks) {
+    if (hook.agents && !hook.agents.includes(agent)) continue;
+    const matcher = typeof hook.matcher === 'string' ? hook.matcher : hook.matcher?.[agent];
+    const handler = { type: 'command', command: hookCommand(root, hook.entry, agent), timeout: hook.timeout };
+    if (hook.async?.includes(agent)) handler.async = true;
+    hooks[hook.event] = [{ ...(matcher ? { matcher } : {}), hooks: [handler] }];
+  }
+  return hooks;
+}
+
+/** The hook bundle names (dist/hooks/<entry>.mjs) plugin.json declares. */
+export function hookEntries(plugin) {
+  return plugin.hooks.map((hook) => hook.entry);
+}

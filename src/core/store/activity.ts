@@ -1,0 +1,155 @@
+import { sanitizeText } from '../redact.js';
+import type { Database } from './database.js';
+
+/** One engram shown to an agent by a hook. */
+export interface ShownRecord {
+  session_id: string;
+  engram_id: number;
+  /** The hook event that showed it (`SessionStart`, `UserPromptSubmit`, …). */
+  event: string;
+  /** The query it answered (redacted, capped), or null for SessionStart's selection. */
+  query: string | null;
+  score: number | null;
+  /** 1-based position in what was injected. */
+  rank: number;
+  /** Characters it took in the injected block. */
+  chars: number;
+  /** `server` or `in-process`: which path answered the hook. */
+  answered_by: string;
+  at: string;
+}
+
+/** One tool call a hook saw. */
+export interface ToolEventRecord {
+  session_id: string;
+  tool_use_id: string;
+  tool_name: string;
+  /** The file, path, pattern or command the tool worked on (redacted, capped). */
+  target: string | null;
+  ok: boolean;
+  error: string | null;
+  duration_ms: number | null;
+  at: string;
+}
+
+/** What the evaluator needs to know about a session's environment. */
+export interface SessionAuditRecord {
+  session_id: string;
+  env_tags: readonly string[];
+  repo: string | null;
+  transcript_path: string | null;
+  at: string;
+}
+
+/** SQL access to what hooks did in a session: what they showed, which tools ran, the session's environment. */
+export interface ActivityRepo {
+  /** The session's context epoch (moves on compaction), 0 for a session never seen. */
+  contextEpoch(sessionId: string): number;
+  /** Starts a new context epoch (after compaction) and returns it. */
+  nextContextEpoch(sessionId: string): number;
+  /** Engram ids already shown in the session's current context epoch. */
+  shownInContext(sessionId: string): Set<number>;
+  /** Characters injected in the session's current context epoch (for the per-session cap). */
+  injectedChars(sessionId: string): number;
+  /** Records shown engrams in the session's current epoch; showing one again (after compaction) counts it. */
+  recordShown(rows: readonly ShownRecord[]): void;
+  shown(sessionId: string): Array<ShownRecord & { context_epoch: number; times: number }>;
+  /** Records a tool call once per (session, tool_use_id); returns false for a repeat. */
+  recordToolEvent(event: ToolEventRecord): boolean;
+  toolEvents(sessionId: string): ToolEventRecord[];
+  /** Creates or refreshes the session's audit row; tags accumulate (a session can move between folders). */
+  audit(record: SessionAuditRecord): void;
+}
+
+const QUERY_CHARS = 1_000;
+const TARGET_CHARS = 500;
+const clean = (value: string | null, max: number): string | null =>
+  value === null ? null : sanitizeText(value.length > max * 4 ? value.slice(0, max * 4) : value).text.slice(0, max);
+
+/** Builds the activity repository over a connection. Callers own transactions. */
+export function createActivityRepo(db: Database): ActivityRepo {
+  const epochStmt = db.prepare<[string], { context_epoch: number }>('SELECT context_epoch FROM sessions WHERE id = ?');
+  const bumpStmt = db.prepare('UPDATE sessions SET context_epoch = context_epoch + 1 WHERE id = ?');
+  const shownIds = db.prepare<[string], { engram_id: number }>(
+    `SELECT s.engram_id FROM session_shown_engrams s JOIN sessions ON sessions.id = s.session_id
+      WHERE s.session_id = ? AND s.context_epoch = sessions.context_epoch`,
+  );
+  const charsStmt = db.prepare<[string], { chars: number | null }>(
+    `SELECT sum(s.chars) AS chars FROM session_shown_engrams s JOIN sessions ON sessions.id = s.session_id
+      WHERE s.session_id = ? AND s.context_epoch = sessions.context_epoch`,
+  );
+  const shownStmt = db.prepare(`
+    INSERT INTO session_shown_engrams
+      (session_id, engram_id, event, query, score, rank, chars, answered_by, shown_at, context_epoch, times)
+    VALUES (@session_id, @engram_id, @event, @query, @score, @rank, @chars, @answered_by, @at,
+            coalesce((SELECT context_epoch FROM sessions WHERE id = @session_id), 0), 1)
+    ON CONFLICT (session_id, engram_id) DO UPDATE SET
+      event = excluded.event, query = excluded.query, score = excluded.score, rank = excluded.rank,
+      chars = excluded.chars, answered_by = excluded.answered_by, shown_at = excluded.shown_at,
+      context_epoch = excluded.context_epoch, times = session_shown_engrams.times + 1`);
+  const toolStmt = db.prepare(`
+    INSERT INTO tool_events (session_id, tool_use_id, tool_name, target, ok, error, duration_ms, at)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, tool_use_id) DO NOTHING`);
+  const auditGet = db.prepare<[string], { env_tags: string }>('SELECT env_tags FROM session_audit WHERE session_id = ?');
+  const auditStmt = db.prepare(`
+    INSERT INTO session_audit (session_id, env_tags, repo, transcript_path, created_at, updated_at)
+    VALUES (@session_id, @env_tags, @repo, @transcript_path, @at, @at)
+    ON CONFLICT (session_id) DO UPDATE SET
+      env_tags = excluded.env_tags,
+      repo = coalesce(session_audit.repo, excluded.repo),
+      transcript_path = coalesce(session_audit.transcript_path, excluded.transcript_path),
+      updated_at = excluded.updated_at`);
+
+  return {
+    contextEpoch: (sessionId) => epochStmt.get(sessionId)?.context_epoch ?? 0,
+    nextContextEpoch(sessionId) {
+      bumpStmt.run(sessionId);
+      return epochStmt.get(sessionId)?.context_epoch ?? 0;
+    },
+    shownInContext: (sessionId) => new Set(shownIds.all(sessionId).map((row) => row.engram_id)),
+    injectedChars: (sessionId) => charsStmt.get(sessionId)?.chars ?? 0,
+    recordShown(rows) {
+      for (const row of rows) shownStmt.run({ ...row, query: clean(row.query, QUERY_CHARS) });
+    },
+    shown: (sessionId) =>
+      db
+        .prepare<[string], ShownRecord & { context_epoch: number; times: number; shown_at: string }>(
+          `SELECT session_id, engram_id, event, query, score, rank, chars, answered_by, shown_at, context_epoch, times
+             FROM session_shown_engrams WHERE session_id = ? ORDER BY shown_at, rank`,
+        )
+        .all(sessionId)
+        .map(({ shown_at, ...row }) => ({ ...row, at: shown_at })),
+    recordToolEvent(event) {
+      const info = toolStmt.run(
+        event.session_id,
+        event.tool_use_id,
+        event.tool_name,
+        clean(event.target, TARGET_CHARS),
+        event.ok ? 1 : 0,
+        clean(event.error, TARGET_CHARS),
+        event.duration_ms,
+        event.at,
+      );
+      return info.changes > 0;
+    },
+    toolEvents: (sessionId) =>
+      db
+        .prepare<[string], Omit<ToolEventRecord, 'ok'> & { ok: number }>(
+          'SELECT session_id, tool_use_id, tool_name, target, ok, error, duration_ms, at FROM tool_events WHERE session_id = ? ORDER BY id',
+        )
+        .all(sessionId)
+        .map((row) => ({ ...row, ok: row.ok === 1 })),
+    audit(record) {
+      const previous = auditGet.get(record.session_id);
+      const tags = new Set<string>(previous ? (JSON.parse(previous.env_tags) as string[]) : []);
+      for (const tag of record.env_tags) tags.add(tag);
+      auditStmt.run({
+        session_id: record.session_id,
+        env_tags: JSON.stringify([...tags].sort()),
+        repo: clean(record.repo, TARGET_CHARS),
+        transcript_path: clean(record.transcript_path, 8192),
+        at: record.at,
+      });
+    },
+  };
+}

@@ -1,0 +1,127 @@
+/**
+ * What every hook bundle runs (`dist/hooks/<event>.mjs` → {@link runHookEntry}). The fast path: read stdin, hand it
+ * to the warm server over its Unix socket, print the answer. It loads nothing but Node built-ins, so a hook costs
+ * little more than starting Node. When the server does not answer in time, the in-process path is loaded (dynamic
+ * import: a separate chunk) and answers with BM25 alone.
+ * @module
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { engramHome } from '../../scripts/install-state.mjs';
+import { serverPaths } from '../server/address.js';
+import { ask } from '../server/client.js';
+import type { ServerReply } from '../server/protocol.js';
+import type { HookEventName } from './contract.js';
+import type { HookCall } from './dispatch.js';
+
+/** Upper bound on stdin: Claude Code's PostToolUse can carry whole files; beyond this we do not even try. */
+export const MAX_STDIN_BYTES = 16 * 1024 * 1024;
+/** A caller that never closes stdin must not hang us. */
+const STDIN_TIMEOUT_MS = 3_000;
+
+/**
+ * How long a hook waits for the server's answer before answering itself, and the hard deadline of the whole
+ * process — under each event's registered timeout (plugin.json), and Claude's 1.5 s SessionEnd budget.
+ */
+const BUDGET: Record<HookEventName, { waitMs: number; deadlineMs: number }> = {
+  SessionStart: { waitMs: 1_500, deadlineMs: 12_000 },
+  UserPromptSubmit: { waitMs: 1_500, deadlineMs: 8_000 },
+  PreToolUse: { waitMs: 800, deadlineMs: 4_000 },
+  PostToolUse: { waitMs: 800, deadlineMs: 4_000 },
+  PostToolUseFailure: { waitMs: 800, deadlineMs: 4_000 },
+  Stop: { waitMs: 800, deadlineMs: 8_000 },
+  SessionEnd: { waitMs: 400, deadlineMs: 1_200 },
+};
+
+/** Reads stdin to its end, up to a byte cap and a time limit. */
+export function readStdin(
+  stream: NodeJS.ReadableStream,
+  options: { maxBytes?: number; timeoutMs?: number } = {},
+): Promise<{ text: string; tooLarge: boolean; timedOut: boolean }> {
+  const maxBytes = options.maxBytes ?? MAX_STDIN_BYTES;
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    let done = false;
+    const finish = (timedOut: boolean): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      resolve({ text: tooLarge ? '' : Buffer.concat(chunks).toString('utf8'), tooLarge, timedOut });
+    };
+    const timer = setTimeout(() => finish(true), options.timeoutMs ?? STDIN_TIMEOUT_MS);
+    timer.unref?.();
+    stream.on('data', (chunk: Buffer | string) => {
+      const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      size += buffer.length;
+      if (size > maxBytes) {
+        tooLarge = true;
+        chunks.length = 0;
+      } else if (!tooLarge) {
+        chunks.push(buffer);
+      }
+    });
+    stream.on('end', () => finish(false));
+    stream.on('error', () => finish(false));
+  });
+}
+
+/** The install folder: the one holding hooks/run.mjs, found from this file (a bundle or a chunk in dist/). */
+function installRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let level = 0; level < 4; level++) {
+    if (existsSync(join(dir, 'hooks', 'run.mjs'))) return dir;
+    dir = dirname(dir);
+  }
+  return dirname(dirname(fileURLToPath(import.meta.url)));
+}
+
+const OFF = new Set(['off', '0', 'false', 'no']);
+
+/** Writes the answer and exits 0 once it is flushed. */
+function answerAndExit(stdout: string): void {
+  if (stdout === '') process.exit(0);
+  process.stdout.write(stdout, () => process.exit(0));
+}
+
+/** Runs one hook event. Always exits 0; never blocks the agent. */
+export async function runHookEntry(event: HookEventName): Promise<void> {
+  const budget = BUDGET[event];
+  setTimeout(() => process.exit(0), budget.deadlineMs).unref();
+  let stdout = '';
+  try {
+    const argv = process.argv.slice(2);
+    const flag = argv.indexOf('--agent');
+    const stdin = await readStdin(process.stdin);
+    const call: HookCall = {
+      event,
+      stdin: stdin.text,
+      stdinProblem: stdin.tooLarge ? 'too-large' : stdin.timedOut ? 'timeout' : undefined,
+      agentFlag: flag >= 0 ? argv[flag + 1] : undefined,
+      envHints: {
+        codex: Boolean(process.env.PLUGIN_ROOT || process.env.CODEX_HOME),
+        claude: Boolean(process.env.CLAUDE_PROJECT_DIR),
+      },
+    };
+    const serverOff = OFF.has((process.env.ENGRAM_SERVER ?? '').trim().toLowerCase());
+    if (!serverOff && !call.stdinProblem) {
+      const reply = await ask<ServerReply>(
+        serverPaths(engramHome(process.env)).socket,
+        { v: 1, op: 'hook', call },
+        budget.waitMs,
+      );
+      if (reply?.ok && reply.op === 'hook') return answerAndExit(reply.stdout);
+    }
+    const { runInProcess } = await import('./inprocess.js');
+    stdout = await runInProcess(call, {
+      reason: serverOff ? 'server-off' : call.stdinProblem ? 'stdin-problem' : 'no-answer',
+      installRoot: installRoot(),
+    });
+  } catch {
+    // Nothing may reach the agent but a valid answer; the in-process path logs its own failures.
+    stdout = '';
+  }
+  answerAndExit(stdout);
+}

@@ -1,0 +1,159 @@
+import type { z } from 'zod';
+import type { Agent, Logger, Settings, Store } from '../core/index.js';
+import {
+  failureQuery,
+  injectAtSessionStart,
+  injectForQuery,
+  INJECT,
+  promptQuery,
+  queueSessionEndWork,
+  recordPrompt,
+  recordSessionEnd,
+  recordSessionStart,
+  recordToolEvent,
+  recordTurnEnd,
+  toolQuery,
+  type HookEnvironment,
+  type InjectDeps,
+  type Injection,
+  type SessionContext,
+} from '../services/index.js';
+import {
+  PostToolUseFailureInputSchema,
+  PostToolUseInputSchema,
+  PreToolUseInputSchema,
+  SessionEndInputSchema,
+  SessionStartInputSchema,
+  StopInputSchema,
+  UserPromptSubmitInputSchema,
+  type HookCommon,
+  type HookEventName,
+} from './contract.js';
+
+/** What a handler can use; the warm server and the in-process fallback each provide one. */
+export interface HookRuntime {
+  settings: Settings;
+  log: Logger;
+  now(): Date;
+  store(): Store;
+  /** Search, mode and model for injection (hybrid in the server, BM25 in-process). */
+  inject: Pick<InjectDeps, 'search' | 'embedderKind' | 'mode' | 'answeredBy'>;
+  /** Where the agent works: os, repo, MCP servers, tags (cached per folder). */
+  environment(cwd: string, agent: Agent): HookEnvironment;
+  /** Asks for background work (queued jobs) to run soon. */
+  wake(): void;
+}
+
+/** One handler's view of a call. */
+export interface HandlerCall<I> {
+  input: I;
+  agent: Agent;
+  runtime: HookRuntime;
+  session: SessionContext;
+}
+
+/** What a handler decided: context to inject (or null) and what it showed. */
+export type HandlerResult = Injection | null;
+
+interface Handler<S extends z.ZodType<HookCommon>> {
+  schema: S;
+  run(call: HandlerCall<z.infer<S>>): Promise<HandlerResult> | HandlerResult;
+}
+
+const define = <S extends z.ZodType<HookCommon>>(schema: S, run: Handler<S>['run']): Handler<S> => ({ schema, run });
+
+const injectDeps = (runtime: HookRuntime): InjectDeps => {
+  const hooks = runtime.settings.config.hooks;
+  return {
+    ...runtime.inject,
+    store: runtime.store,
+    now: runtime.now,
+    limits: {
+      sessionStartChars: hooks.session_start_chars,
+      promptChars: hooks.prompt_chars,
+      toolChars: hooks.tool_chars,
+      sessionChars: hooks.session_chars,
+    },
+  };
+};
+
+/** The row PostToolUse / PostToolUseFailure record: what the tool worked on, not its content. */
+function toolEvent(
+  input: { tool_name: string; tool_input?: unknown; tool_use_id?: string | null; cwd: string; duration_ms?: number | null },
+  runtime: HookRuntime,
+  error: string | null,
+) {
+  return {
+    tool_use_id: input.tool_use_id ?? `${input.tool_name}@${runtime.now().toISOString()}`,
+    tool_name: input.tool_name,
+    target: toolQuery(input.tool_name, input.tool_input, input.cwd).slice(input.tool_name.length + 1) || null,
+    ok: error === null,
+    error: error || null,
+    duration_ms: typeof input.duration_ms === 'number' ? Math.round(input.duration_ms) : null,
+  };
+}
+
+/** Every event Engram handles: validate, do the job, say what to inject. */
+export const HANDLERS: { [E in HookEventName]: Handler<z.ZodType<HookCommon>> } = {
+  SessionStart: define(SessionStartInputSchema, ({ input, agent, runtime, session }) => {
+    const source = input.source ?? null;
+    recordSessionStart(runtime.store(), session, source, { now: runtime.now });
+    return injectAtSessionStart(injectDeps(runtime), session, runtime.environment(input.cwd, agent), source);
+  }),
+
+  UserPromptSubmit: define(UserPromptSubmitInputSchema, async ({ input, agent, runtime, session }) => {
+    recordPrompt(
+      runtime.store(),
+      session,
+      { text: input.prompt, key: input.prompt_id ?? input.turn_id ?? null },
+      { now: runtime.now, capture: runtime.settings.config.capture.prompts },
+    );
+    return injectForQuery(injectDeps(runtime), session, runtime.environment(input.cwd, agent), {
+      event: 'UserPromptSubmit',
+      query: promptQuery(input.prompt),
+      max: INJECT.promptMax,
+      budget: runtime.settings.config.hooks.prompt_chars,
+      heading: 'Memories from earlier sessions that may apply to this request',
+    });
+  }),
+
+  PreToolUse: define(PreToolUseInputSchema, ({ input, agent, runtime, session }) =>
+    injectForQuery(injectDeps(runtime), session, runtime.environment(input.cwd, agent), {
+      event: 'PreToolUse',
+      query: toolQuery(input.tool_name, input.tool_input, input.cwd),
+      max: INJECT.toolMax,
+      budget: runtime.settings.config.hooks.tool_chars,
+      heading: `Memories from earlier sessions about this ${input.tool_name} call`,
+    }),
+  ),
+
+  PostToolUse: define(PostToolUseInputSchema, ({ input, runtime, session }) => {
+    recordToolEvent(runtime.store(), session, toolEvent(input, runtime, null), { now: runtime.now });
+    return null;
+  }),
+
+  PostToolUseFailure: define(PostToolUseFailureInputSchema, ({ input, agent, runtime, session }) => {
+    const error = input.error ?? '';
+    recordToolEvent(runtime.store(), session, toolEvent(input, runtime, error), { now: runtime.now });
+    if (input.is_interrupt) return null;
+    return injectForQuery(injectDeps(runtime), session, runtime.environment(input.cwd, agent), {
+      event: 'PostToolUseFailure',
+      query: failureQuery(input.tool_name, input.tool_input, error, input.cwd),
+      max: INJECT.toolMax,
+      budget: runtime.settings.config.hooks.tool_chars,
+      heading: `Memories from earlier sessions about this ${input.tool_name} failure`,
+    });
+  }),
+
+  Stop: define(StopInputSchema, ({ runtime, session }) => {
+    recordTurnEnd(runtime.store(), session, { now: runtime.now });
+    return null;
+  }),
+
+  SessionEnd: define(SessionEndInputSchema, ({ input, runtime, session }) => {
+    recordSessionEnd(runtime.store(), session, input.reason ?? null, { now: runtime.now });
+    queueSessionEndWork(runtime.store(), session, { now: runtime.now });
+    runtime.wake();
+    return null;
+  }),
+};

@@ -1,0 +1,95 @@
+/**
+ * The fallback path: the hook answers by itself, with BM25 alone (loading an embedding model here would cost more
+ * than the hook's whole budget), and starts the background server for the next hook. Loaded only when the server
+ * did not answer, so the fast path never parses this code.
+ * @module
+ */
+import {
+  createLogger,
+  isEngramError,
+  loadSettingsLeniently,
+  openStore,
+  readEnv,
+  type Store,
+} from '../core/index.js';
+import { createSearchEngine, searchTuning } from '../services/index.js';
+import { startBootstrap } from '../../scripts/install-state.mjs';
+import { serverPaths } from '../server/address.js';
+import { startServer } from '../server/client.js';
+import { handleHookCall, type HookCall } from './dispatch.js';
+import { hookEnvironment } from './environment.js';
+import type { HookRuntime } from './events.js';
+
+/** Why the in-process path ran, for the log. */
+export type FallbackReason = 'server-off' | 'no-answer' | 'stdin-problem';
+
+/** Runs one hook in this process and returns what to print. Never throws. */
+export async function runInProcess(
+  call: HookCall,
+  options: { reason: FallbackReason; installRoot: string; env?: Record<string, string | undefined> },
+): Promise<string> {
+  const env = readEnv(options.env ?? process.env);
+  const { settings, configError } = loadSettingsLeniently(env);
+  const log = createLogger({
+    dir: settings.paths.logs,
+    name: 'hooks',
+    level: settings.config.log.level,
+    maxBytes: settings.config.log.max_bytes,
+  });
+  if (configError) log.warn('config.json is invalid; using defaults', { event: call.event, error: configError.message });
+  const home = settings.paths.home;
+  const paths = serverPaths(home);
+  const serverWanted = settings.config.server.enabled && options.reason !== 'stdin-problem';
+  const wakeServer = (): void => {
+    if (serverWanted) startServer({ paths, installRoot: options.installRoot, home, logs: settings.paths.logs });
+  };
+  /** Queued jobs run in the server, or — when it is switched off — in a one-off background process. */
+  const runJobs = (): void => {
+    if (settings.config.server.enabled) wakeServer();
+    else startServer({ paths, installRoot: options.installRoot, home, logs: settings.paths.logs, drainOnly: true });
+  };
+
+  let store: Store | undefined;
+  const openHookStore = (): Store =>
+    (store ??= openStore({ path: settings.paths.db, busyTimeoutMs: settings.config.hooks.busy_timeout_ms }));
+  const runtime: HookRuntime = {
+    settings,
+    log,
+    now: () => new Date(),
+    store: openHookStore,
+    inject: {
+      mode: 'bm25',
+      answeredBy: 'in-process',
+      embedderKind: () => null,
+      search: (request) =>
+        createSearchEngine(openHookStore(), {
+          embedder: null,
+          indexDir: settings.paths.index,
+          tuning: searchTuning(settings.config),
+          onWarning: (message, error) => log.warn(message, { event: call.event, error }),
+        }).search(request),
+    },
+    environment: (cwd, agent) => hookEnvironment(settings, cwd, agent),
+    wake: runJobs,
+  };
+  let answered = false;
+  try {
+    const answer = await handleHookCall(call, runtime);
+    // Garbage on stdin is not a reason to start anything.
+    answered = answer.outcome !== 'ignored';
+    if (answer.outcome !== 'ignored') log.debug('answered in-process', { event: call.event, reason: options.reason });
+    if (isEngramError(answer.error, 'NATIVE_MODULE_MISSING')) {
+      // Built for another Node (the user upgraded Node): rebuild in the background for the next hook.
+      startBootstrap(options.installRoot, { home, reason: `hook ${call.event}: native module failed` });
+    }
+    return answer.stdout;
+  } finally {
+    try {
+      store?.close();
+    } catch {
+      // Closing cannot fail in a way the agent should see.
+    }
+    // The next hook should find the server warm.
+    if (answered && options.reason === 'no-answer') wakeServer();
+  }
+}

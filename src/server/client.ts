@@ -1,0 +1,86 @@
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { join } from 'node:path';
+import type { ServerPaths } from './address.js';
+
+/**
+ * Talking to the background server from a hook process. Deliberately small and dependency-free: this is the code
+ * every hook runs before anything else, so it decides how fast the common case is.
+ */
+
+/** Sends one request (a JSON line) and waits up to `timeoutMs` for one JSON line back; null on any failure. */
+export function ask<T>(socket: string, request: unknown, timeoutMs: number): Promise<T | null> {
+  return new Promise((resolve) => {
+    let settled = false;
+    let buffer = '';
+    const connection = createConnection(socket);
+    const finish = (value: T | null): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      connection.destroy();
+      resolve(value);
+    };
+    const timer = setTimeout(() => finish(null), timeoutMs);
+    connection.setEncoding('utf8');
+    connection.on('connect', () => connection.write(`${JSON.stringify(request)}\n`));
+    connection.on('data', (chunk: string) => {
+      buffer += chunk;
+      const end = buffer.indexOf('\n');
+      if (end < 0) return;
+      try {
+        finish(JSON.parse(buffer.slice(0, end)) as T);
+      } catch {
+        finish(null);
+      }
+    });
+    connection.on('error', () => finish(null));
+    connection.on('close', () => finish(null));
+  });
+}
+
+/** A hook starts at most one server per this many milliseconds per home (the server's own lock does the rest). */
+const SPAWN_EVERY_MS = 3_000;
+
+/**
+ * Starts the server in the background unless one was started moments ago. Detached in its own process group with
+ * no stdin and output to `logs/server.out`, so it survives the hook and never holds the agent's pipes open.
+ * Returns whether a process was started.
+ */
+export function startServer(options: {
+  paths: ServerPaths;
+  installRoot: string;
+  home: string;
+  logs: string;
+  /** Only run queued jobs, then exit (the server is switched off). */
+  drainOnly?: boolean;
+  now?: number;
+}): boolean {
+  const now = options.now ?? Date.now();
+  const script = join(options.installRoot, 'dist', 'server.mjs');
+  try {
+    if (!existsSync(script)) return false;
+    try {
+      if (!options.drainOnly && now - statSync(options.paths.spawnStamp).mtimeMs < SPAWN_EVERY_MS) return false;
+    } catch {
+      // Never started from this home.
+    }
+    mkdirSync(options.paths.run, { recursive: true, mode: 0o700 });
+    writeFileSync(options.paths.spawnStamp, String(process.pid), { mode: 0o600 });
+    utimesSync(options.paths.spawnStamp, now / 1000, now / 1000);
+    mkdirSync(options.logs, { recursive: true, mode: 0o700 });
+    const out = openSync(join(options.logs, 'server.out'), 'a', 0o600);
+    const child = spawn(process.execPath, options.drainOnly ? [script, '--drain'] : [script], {
+      detached: true,
+      stdio: ['ignore', out, out],
+      env: { ...process.env, ENGRAM_HOME: options.home },
+    });
+    closeSync(out);
+    child.on('error', () => {});
+    child.unref();
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,341 @@
+/**
+ * The background server (`dist/server.mjs`): one per Engram home, started on demand by a hook, detached. It keeps
+ * the store open, the BM25 index and the embedding model warm, and answers hook calls over a Unix socket in
+ * `$ENGRAM_HOME/run/`; it runs the background jobs hooks queue (SessionEnd), and exits after an idle period, when
+ * its home or lock disappears, or on SIGTERM. Later surfaces (the HTTP API) are meant to be mounted in this process.
+ * @module
+ */
+import { chmodSync, existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type Socket } from 'node:net';
+import { createLogger, loadSettingsLeniently, openStore, readEnv, resolveEmbedder, VERSION, type Embedder, type Store } from '../core/index.js';
+import { createSearchEngine, embedPending, queueAbandonedSessions, runPendingJobs, searchTuning, type SearchEngine } from '../services/index.js';
+import { handleHookCall } from '../hooks/dispatch.js';
+import { hookEnvironment } from '../hooks/environment.js';
+import type { HookRuntime } from '../hooks/events.js';
+import { serverPaths } from './address.js';
+import { acquireLock, lockOwner, releaseLock } from './lock.js';
+import { ServerRequestSchema, type ServerReply } from './protocol.js';
+
+/** A request line longer than this is not a hook call (stdin is capped at 16 MiB; JSON escaping can double it). */
+const MAX_LINE_BYTES = 40 * 1024 * 1024;
+/** How often the server checks that it is still wanted (lock ours, socket and home present). */
+const WATCH_EVERY_MS = 2_000;
+/** Missing vectors a hook's search embeds before answering; more is the session-end job's work. */
+const HOOK_CATCH_UP = 32;
+
+const env = readEnv();
+const { settings, configError } = loadSettingsLeniently(env);
+const paths = serverPaths(settings.paths.home);
+const logOptions = { dir: settings.paths.logs, level: settings.config.log.level, maxBytes: settings.config.log.max_bytes };
+const log = createLogger({ ...logOptions, name: 'server' });
+const hookLog = createLogger({ ...logOptions, name: 'hooks' });
+if (configError) log.warn('config.json is invalid; using defaults', { error: configError.message });
+
+// `--drain`: run queued background jobs and exit, without serving (hooks use this when the server is switched off).
+// Jobs are claimed in transactions, so a drain and a server never run the same one.
+if (process.argv.includes('--drain')) {
+  try {
+    const drainStore = openStore({ path: settings.paths.db, busyTimeoutMs: 5_000 });
+    const result = await runPendingJobs({ store: drainStore, log, now: () => new Date() });
+    log.info('drained jobs', result);
+    drainStore.close();
+  } catch (error) {
+    log.error('drain failed', { error });
+  }
+  process.exit(0);
+}
+
+if (!acquireLock(paths.lock, paths.run)) {
+  log.debug('another server holds the lock; exiting', { owner: lockOwner(paths.lock) });
+  process.exit(0);
+}
+
+const startedAt = new Date();
+const idleMs = Math.max(1_000, settings.config.server.idle_minutes * 60_000);
+let requests = 0;
+let busy = 0;
+let lastActivity = Date.now();
+let stopping = false;
+
+let openedStore: Store;
+try {
+  openedStore = openStore({ path: settings.paths.db, busyTimeoutMs: 5_000 });
+} catch (error) {
+  // A locked, corrupt or unwritable store: hooks keep answering in-process and say why in their own log.
+  log.error('cannot open the store; exiting', { error });
+  releaseLock(paths.lock);
+  process.exit(0);
+}
+const store = openedStore;
+const choice = settings.config.embed.provider === 'none' ? null : resolveEmbedder(settings);
+const engine: SearchEngine = createSearchEngine(store, {
+  embedder: choice,
+  indexDir: settings.paths.index,
+  tuning: searchTuning(settings.config),
+  catchUpMax: HOOK_CATCH_UP,
+  onWarning: (message, error) => log.warn(message, { error }),
+});
+/** Hybrid once the model is loaded; until then (and without a model) hooks get BM25 answers at once. */
+let model: { name: string; kind: string } | null = null;
+let modelReady = false;
+
+/** config.json as of its last change: budgets, capture and tag rules apply without a restart (a new embedding
+ * model or store path needs one: the server would have to reload everything). */
+const configStamp = (): string => {
+  try {
+    const stats = statSync(settings.paths.config);
+    return `${stats.mtimeMs}:${stats.size}`;
+  } catch {
+    return 'absent';
+  }
+};
+let liveStamp = configStamp();
+let live = settings;
+function liveSettings(): typeof settings {
+  const stamp = configStamp();
+  if (stamp !== liveStamp) {
+    liveStamp = stamp;
+    const reloaded = loadSettingsLeniently(env);
+    live = reloaded.settings;
+    log.info('config.json changed; reloaded', reloaded.configError ? { error: reloaded.configError.message } : {});
+  }
+  return live;
+}
+
+const runtime: HookRuntime = {
+  get settings() {
+    return liveSettings();
+  },
+  log: hookLog,
+  now: () => new Date(),
+  store: () => store,
+  inject: {
+    get mode() {
+      return model ? 'hybrid' : 'bm25';
+    },
+    answeredBy: 'server',
+    embedderKind: () => model?.kind ?? null,
+    search: (request) => engine.search(request),
+  },
+  environment: (cwd, agent) => hookEnvironment(liveSettings(), cwd, agent),
+  wake: () => scheduleJobs(),
+};
+
+let jobsRunning: Promise<void> | null = null;
+let jobsAgain = false;
+/** Runs queued jobs in the background of this process, one batch at a time. */
+function scheduleJobs(): void {
+  if (jobsRunning) {
+    jobsAgain = true;
+    return;
+  }
+  jobsRunning = (async () => {
+    do {
+      jobsAgain = false;
+      busy++;
+      try {
+        const loaded = modelReady ? (await engine.embedder()).embedder : null;
+        await runPendingJobs({
+          store,
+          log,
+          now: () => new Date(),
+          ...(loaded ? { embedPending: async () => (await embedPending(store, loaded)).embedded } : {}),
+        });
+      } catch (error) {
+        log.error('jobs failed', { error });
+      } finally {
+        busy--;
+        lastActivity = Date.now();
+      }
+    } while (jobsAgain && !stopping);
+    jobsRunning = null;
+  })();
+}
+
+async function reply(request: unknown): Promise<ServerReply> {
+  const parsed = ServerRequestSchema.safeParse(request);
+  if (!parsed.success) return { ok: false, error: 'invalid request' };
+  const message = parsed.data;
+  switch (message.op) {
+    case 'hook': {
+      const started = performance.now();
+      const answer = await handleHookCall(message.call, runtime);
+      return { ok: true, op: 'hook', stdout: answer.stdout, outcome: answer.outcome, ms: Math.round((performance.now() - started) * 10) / 10 };
+    }
+    case 'ping':
+      return {
+        ok: true,
+        op: 'ping',
+        pid: process.pid,
+        version: VERSION,
+        home: settings.paths.home,
+        started_at: startedAt.toISOString(),
+        requests,
+        model: model?.name ?? null,
+        mode: model ? 'hybrid' : 'bm25',
+      };
+    case 'wake':
+      scheduleJobs();
+      return { ok: true, op: 'wake' };
+    case 'stop':
+      setImmediate(() => shutdown('stop requested'));
+      return { ok: true, op: 'stop' };
+  }
+}
+
+function serve(socket: Socket): void {
+  let buffer = '';
+  socket.setEncoding('utf8');
+  socket.on('error', () => socket.destroy());
+  socket.on('data', (chunk: string) => {
+    buffer += chunk;
+    if (buffer.length > MAX_LINE_BYTES) {
+      socket.end(`${JSON.stringify({ ok: false, error: 'request too large' })}\n`);
+      buffer = '';
+      return;
+    }
+    const end = buffer.indexOf('\n');
+    if (end < 0) return;
+    const line = buffer.slice(0, end);
+    buffer = '';
+    requests++;
+    busy++;
+    lastActivity = Date.now();
+    let request: unknown;
+    try {
+      request = JSON.parse(line);
+    } catch {
+      request = undefined;
+    }
+    void reply(request)
+      .catch((error: unknown): ServerReply => {
+        log.error('request failed', { error });
+        return { ok: false, error: 'internal error' };
+      })
+      .then((answer) => {
+        if (!socket.destroyed) socket.end(`${JSON.stringify(answer)}\n`);
+      })
+      .finally(() => {
+        busy--;
+        lastActivity = Date.now();
+      });
+  });
+}
+
+const server = createServer(serve);
+
+/** The longest a stopping server waits for a running job to finish its current step. */
+const JOB_GRACE_MS = 5_000;
+
+function shutdown(reason: string, code = 0): void {
+  if (stopping) return;
+  stopping = true;
+  if (jobsRunning) {
+    const running = jobsRunning;
+    const grace = setTimeout(() => finishShutdown(reason, code), JOB_GRACE_MS);
+    void running.finally(() => {
+      clearTimeout(grace);
+      finishShutdown(reason, code);
+    });
+    return;
+  }
+  finishShutdown(reason, code);
+}
+
+function finishShutdown(reason: string, code: number): void {
+  // Logging would recreate a deleted home (the logger makes its folder).
+  if (existsSync(settings.paths.home)) log.info('server stopping', { reason, pid: process.pid, requests, uptime_s: Math.round((Date.now() - startedAt.getTime()) / 1000) });
+  server.close();
+  if (lockOwner(paths.lock) === process.pid) {
+    rmSync(paths.socket, { force: true });
+    rmSync(paths.info, { force: true });
+  }
+  releaseLock(paths.lock);
+  try {
+    store.close();
+  } catch {
+    // Exiting anyway.
+  }
+  process.exit(code);
+}
+
+for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => shutdown(signal));
+process.on('uncaughtException', (error) => {
+  log.error('uncaught exception', { error });
+  shutdown('uncaught exception', 1);
+});
+process.on('unhandledRejection', (error) => log.error('unhandled rejection', { error }));
+
+// We hold the lock, so a socket file left behind belongs to a dead server.
+rmSync(paths.socket, { force: true });
+server.on('error', (error) => {
+  log.error('cannot listen', { error, socket: paths.socket });
+  shutdown('listen failed', 1);
+});
+server.listen(paths.socket, () => {
+  // Only the user may connect (the run folder is 0700 too; a socket moved to the temp folder has only this).
+  chmodSync(paths.socket, 0o600);
+  writeFileSync(paths.info, `${JSON.stringify({ pid: process.pid, version: VERSION, socket: paths.socket, started_at: startedAt.toISOString() })}\n`, { mode: 0o600 });
+  log.info('server listening', { pid: process.pid, version: VERSION, socket: paths.socket, idle_ms: idleMs, embedder: choice?.spec?.kind ?? null });
+  scheduleJobs();
+  void warmUp();
+});
+
+/** Builds the BM25 index, then loads the model; hooks are answered (BM25) meanwhile. */
+async function warmUp(): Promise<void> {
+  const started = performance.now();
+  busy++;
+  try {
+    await engine.search({ query: 'warm up', mode: 'bm25', topK: 1 });
+    const loaded = await engine.embedder();
+    if (loaded.embedder) {
+      await engine.search({ query: 'warm up', mode: 'hybrid', topK: 1 });
+      model = { name: loaded.embedder.model, kind: loaded.embedder.kind };
+      modelReady = true;
+    }
+    log.info('server warm', { ms: Math.round(performance.now() - started), model: model?.name ?? null, reason: loaded.reason });
+    if (loaded.embedder) void embedInBackground(loaded.embedder);
+  } catch (error) {
+    log.error('warm-up failed; answering with BM25', { error });
+  } finally {
+    busy--;
+    lastActivity = Date.now();
+  }
+}
+
+/** Texts per embedding call in the background: small, so a hook waiting behind one batch is not kept long. */
+const BACKGROUND_BATCH = 8;
+
+/** Embeds engrams that lack vectors (added by another process, or before a model change) a few at a time. */
+async function embedInBackground(embedder: Embedder): Promise<void> {
+  let total = 0;
+  while (!stopping) {
+    const report = await embedPending(store, embedder, { limit: BACKGROUND_BATCH, batchSize: BACKGROUND_BATCH });
+    total += report.embedded;
+    if (report.embedded === 0 || report.remaining <= 0) break;
+    lastActivity = Date.now();
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  if (total > 0) log.info('embedded missing vectors', { count: total, model: embedder.model });
+}
+
+/** Jobs queued while no wake reached this server (a hook that timed out and answered itself) still run. */
+const JOB_SWEEP_EVERY_MS = 30_000;
+setInterval(() => {
+  if (stopping) return;
+  try {
+    const abandoned = queueAbandonedSessions(store, new Date());
+    if (abandoned > 0) log.info('queued the work of sessions that ended without a SessionEnd', { sessions: abandoned });
+    if (store.jobs.counts().pending > 0) scheduleJobs();
+  } catch (error) {
+    log.warn('job sweep failed', { error });
+  }
+}, JOB_SWEEP_EVERY_MS).unref();
+
+setInterval(() => {
+  if (stopping) return;
+  if (!existsSync(settings.paths.home)) return shutdown('home removed');
+  if (lockOwner(paths.lock) !== process.pid) return shutdown('lock lost');
+  if (!existsSync(paths.socket)) return shutdown('socket removed');
+  if (busy === 0 && Date.now() - lastActivity > idleMs) return shutdown('idle');
+}, Math.min(WATCH_EVERY_MS, idleMs)).unref();

@@ -1,0 +1,42 @@
+import * as z from 'zod';
+import { HOOK_EVENTS } from '../hooks/contract.js';
+
+/**
+ * The server's wire format: one JSON object per line each way, over a Unix socket only the user can open (0600 in
+ * a 0700 folder). Every request is validated; a malformed one gets `{ok:false}` and the connection closes.
+ */
+export const PROTOCOL_VERSION = 1;
+
+const HookCallSchema = z.strictObject({
+  event: z.enum(HOOK_EVENTS),
+  stdin: z.string(),
+  stdinProblem: z.enum(['too-large', 'timeout']).optional(),
+  agentFlag: z.string().max(32).optional(),
+  envHints: z.strictObject({ codex: z.boolean(), claude: z.boolean() }),
+});
+
+export const ServerRequestSchema = z.discriminatedUnion('op', [
+  z.strictObject({ v: z.literal(PROTOCOL_VERSION), op: z.literal('hook'), call: HookCallSchema }),
+  z.strictObject({ v: z.literal(PROTOCOL_VERSION), op: z.literal('ping') }),
+  /** Run queued background jobs soon (SessionEnd sends this). */
+  z.strictObject({ v: z.literal(PROTOCOL_VERSION), op: z.literal('wake') }),
+  z.strictObject({ v: z.literal(PROTOCOL_VERSION), op: z.literal('stop') }),
+]);
+export type ServerRequest = z.infer<typeof ServerRequestSchema>;
+
+/** What the server answers. */
+export type ServerReply =
+  | { ok: true; op: 'hook'; stdout: string; outcome: string; ms: number }
+  | {
+      ok: true;
+      op: 'ping';
+      pid: number;
+      version: string;
+      home: string;
+      started_at: string;
+      requests: number;
+      model: string | null;
+      mode: 'hybrid' | 'bm25';
+    }
+  | { ok: true; op: 'wake' | 'stop' }
+  | { ok: false; error: string };

@@ -1,0 +1,59 @@
+import { searchTerms, type SearchHit } from '../recall/index.js';
+import { GENERIC_TERMS, INJECT } from './tuning.js';
+
+/** Why a hit was kept: how much of the query it covers, and its similarity. */
+export interface Relevance {
+  matched: number;
+  coverage: number;
+  similarity: number | null;
+  reason: 'lexical' | 'semantic' | null;
+}
+
+const genericStems = new Set([...GENERIC_TERMS].flatMap((word) => searchTerms(word)));
+
+/** The query's content terms, the way BM25 analyses them, without tool and file-type words. */
+export function contentTerms(query: string): Set<string> {
+  return new Set(searchTerms(query).filter((term) => !genericStems.has(term)));
+}
+
+/**
+ * Is a search hit good enough to put in front of the agent? Search always returns its nearest neighbours; a hook
+ * must say nothing rather than something weak. Lexical: enough of the query's content terms occur in the engram.
+ * Semantic: the vector similarity is high for this embedder kind.
+ */
+export function relevance(hit: SearchHit, terms: ReadonlySet<string>, embedderKind: string | null): Relevance {
+  const engram = hit.engram;
+  const engramTerms = new Set(searchTerms(`${engram.title ?? ''} ${engram.text} ${engram.category} ${engram.tags.join(' ')}`));
+  let matched = 0;
+  for (const term of terms) if (engramTerms.has(term)) matched++;
+  const coverage = terms.size === 0 ? 0 : matched / terms.size;
+  const { minMatched, minCoverage, strongMatched, shortQueryTerms } = INJECT.lexical;
+  const lexical =
+    (matched >= minMatched && coverage >= minCoverage) || matched >= strongMatched || (terms.size <= shortQueryTerms && matched >= 1);
+  const floor = embedderKind ? INJECT.similarity[embedderKind] : undefined;
+  const semantic = floor !== undefined && hit.ranks.vector === 1 && hit.signals.vector !== null && hit.signals.vector >= floor;
+  return { matched, coverage, similarity: hit.signals.vector, reason: lexical ? 'lexical' : semantic ? 'semantic' : null };
+}
+
+/** A hit chosen for injection. */
+export interface Chosen {
+  hit: SearchHit;
+  relevance: Relevance;
+}
+
+/** The relevant hits not yet shown in this context, best first, at most `max`. */
+export function chooseHits(
+  hits: readonly SearchHit[],
+  query: string,
+  options: { max: number; alreadyShown: ReadonlySet<number>; embedderKind: string | null },
+): Chosen[] {
+  const terms = contentTerms(query);
+  const chosen: Chosen[] = [];
+  for (const hit of hits) {
+    if (chosen.length >= options.max) break;
+    if (options.alreadyShown.has(hit.id)) continue;
+    const found = relevance(hit, terms, options.embedderKind);
+    if (found.reason) chosen.push({ hit, relevance: found });
+  }
+  return chosen;
+}

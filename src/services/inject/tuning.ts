@@ -1,0 +1,41 @@
+/**
+ * Numbers that decide what hooks inject, with the reason for each. Thresholds were set on the development queries
+ * (fixtures/eval/queries-dev.jsonl, including the `none` queries that should inject nothing) with
+ * `bench/inject.mjs`; the held-out queries only report.
+ */
+export const INJECT = {
+  /** At most this many memories per prompt: more crowds the user's own words. */
+  promptMax: 3,
+  /** At most this many per tool call: tool calls are frequent, and each memory costs context. */
+  toolMax: 2,
+  /** Candidates read from search before thresholds and de-duplication. */
+  candidates: 10,
+  /**
+   * A hit is relevant lexically when enough of the query's content terms occur in the engram: at least
+   * `minMatched` terms covering `minCoverage` of the query, or `strongMatched` terms whatever the query's length (a
+   * long error message dilutes coverage), or a single term when the query has at most two. On the dev queries,
+   * coverage 0.5 instead of 0.34 raised the precision of what is injected from 0.54 to 0.67 for the same recall.
+   */
+  lexical: { minMatched: 2, minCoverage: 0.5, strongMatched: 4, shortQueryTerms: 2 },
+  /**
+   * …or semantically, when it is the nearest vector and its cosine similarity is at least this (per embedder kind:
+   * USE lite's similarities run higher than the distilled models'). Swept on the dev queries (0.4–0.7): USE lite at
+   * 0.6 injected a relevant memory for 42 % of answerable queries but spoke up on 27 % of unanswerable ones; 0.7
+   * gives 37 % and stays silent on all of them, and a hook that talks out of turn costs more than one that is quiet.
+   * ctx-use-256 reaches the same point at 0.5.
+   */
+  similarity: { transformers: 0.5, 'use-lite': 0.7, test: 0.6 } as Record<string, number>,
+  /** One memory is shown in at most this many characters; the rest is cut with an ellipsis. */
+  itemChars: 700,
+  /** SessionStart: project memories beyond the pinned ones. */
+  sessionProjectMax: 4,
+} as const;
+
+/** Words that say which tool or file type, not what about: left out when measuring how much of a query matched. */
+export const GENERIC_TERMS = new Set([
+  'bash', 'edit', 'write', 'read', 'grep', 'glob', 'multiedit', 'multi', 'notebookedit', 'notebook', 'task', 'agent',
+  'apply', 'patch', 'src', 'lib', 'index', 'home', 'user', 'users', 'tmp', 'var', 'usr', 'ts', 'tsx', 'js', 'jsx',
+  'mjs', 'cjs', 'py', 'rb', 'rs', 'java', 'json', 'yaml', 'yml', 'md', 'txt', 'toml', 'cd', 'ls', 'cat', 'echo',
+  // Error-message boilerplate: every failure says it.
+  'error', 'exit', 'code', 'failed', 'failure', 'status', 'command',
+]);

@@ -1,0 +1,83 @@
+import type { Job, JobKind, Logger, Store } from '../../core/index.js';
+
+/** What a job handler may use: the store, and the warm server's ability to embed what lacks vectors. */
+export interface JobContext {
+  store: Store;
+  log: Logger;
+  now(): Date;
+  /** Embeds engrams that lack vectors with the loaded model; absent when no model is loaded. */
+  embedPending?: () => Promise<number>;
+}
+
+/** One kind of background work. */
+export type JobHandler = (job: Job, context: JobContext) => Promise<Record<string, unknown>>;
+
+/** A job that ran for longer than this was abandoned (its server died); another server takes it over. */
+const STALE_AFTER_MS = 10 * 60 * 1000;
+
+/**
+ * `session-end`: what happens after an agent session ends, off the hook's clock. It makes sure the session has an
+ * audit row (what the evaluator reads: env tags, repo, transcript) and brings vectors up to date so the next
+ * session's searches need no catch-up. Evaluation and tape recording are added to this job by later releases.
+ */
+const sessionEnd: JobHandler = async (job, context) => {
+  const { store } = context;
+  const at = context.now().toISOString();
+  const session = job.session_id ? store.sessions.get(job.session_id) : undefined;
+  if (session) {
+    store.write(() =>
+      store.activity.audit({ session_id: session.id, env_tags: [], repo: session.project, transcript_path: session.transcript_path, at }),
+    );
+  }
+  const embedded = context.embedPending ? await context.embedPending() : 0;
+  return { session: session?.id ?? null, shown: session ? store.activity.shown(session.id).length : 0, embedded };
+};
+
+/** A session quiet this long without a SessionEnd was abandoned (terminal closed, agent killed, `-p` cut short). */
+const ABANDONED_AFTER_MS = 2 * 60 * 60 * 1000;
+
+/**
+ * SessionEnd does not always come, so sessions that went quiet without one get their session-end job anyway.
+ * Returns how many were queued.
+ */
+export function queueAbandonedSessions(store: Store, now: Date, quietMs = ABANDONED_AFTER_MS): number {
+  const quietBefore = new Date(now.getTime() - quietMs).toISOString();
+  return store.write(() => {
+    const sessions = store.jobs.abandonedSessions('session-end', quietBefore, 100);
+    for (const session of sessions) {
+      store.jobs.enqueue('session-end', session.id, { transcript_path: session.transcript_path, agent: session.agent, abandoned: true }, now.toISOString());
+    }
+    return sessions.length;
+  });
+}
+
+/** Every job kind and its handler. */
+export const JOB_HANDLERS: Record<JobKind, JobHandler> = { 'session-end': sessionEnd };
+
+/** Runs pending jobs one at a time until none is left (or `limit` ran). Each is claimed in a write transaction, so
+ * two servers never run the same job. A failing job is marked failed with its error and never retried in a loop. */
+export async function runPendingJobs(context: JobContext, options: { limit?: number } = {}): Promise<{ ran: number; failed: number }> {
+  let ran = 0;
+  let failed = 0;
+  const limit = options.limit ?? 100;
+  while (ran + failed < limit) {
+    const now = context.now();
+    const job = context.store.write(() =>
+      context.store.jobs.claim(now.toISOString(), new Date(now.getTime() - STALE_AFTER_MS).toISOString()),
+    );
+    if (!job) break;
+    const started = performance.now();
+    try {
+      if (job.attempts > 3) throw new Error('gave up after 3 attempts');
+      const result = await JOB_HANDLERS[job.kind](job, context);
+      context.store.write(() => context.store.jobs.finish(job.id, context.now().toISOString()));
+      context.log.info('job done', { job: job.id, kind: job.kind, ms: Math.round(performance.now() - started), ...result });
+      ran++;
+    } catch (error) {
+      context.store.write(() => context.store.jobs.finish(job.id, context.now().toISOString(), (error as Error).message ?? String(error)));
+      context.log.error('job failed', { job: job.id, kind: job.kind, error });
+      failed++;
+    }
+  }
+  return { ran, failed };
+}

@@ -1,0 +1,203 @@
+/**
+ * Shared by the end-to-end tests that run the real agent CLIs (Claude Code through ../shared/tools/fake-anthropic,
+ * Codex through ../shared/tools/fake-openai): seeding a scratch home's store with the real CLI, reading what the
+ * scripted model was sent, and making sure a session leaves nothing running — no Engram server, no hook.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import { ROOT, SHARED } from '../_helpers.js';
+
+export const RUN_CLAUDE = join(SHARED, 'tools', 'fake-anthropic', 'run-claude.sh');
+export const RUN_CODEX = join(SHARED, 'tools', 'fake-openai', 'run-codex.sh');
+
+/** One engram to seed: its text and category, optionally pinned. */
+export interface SeedEngram {
+  text: string;
+  category: string;
+  pin?: boolean;
+}
+
+/**
+ * Adds engrams to `<home>/.engram` with the real CLI (`engram add`), the way a user would, without vectors (the
+ * server embeds them later). Returns the ids, in order.
+ */
+export function seedEngrams(home: string, engrams: readonly SeedEngram[]): number[] {
+  return engrams.map((engram) => {
+    const args = [join(ROOT, 'bin', 'engram'), 'add', '--category', engram.category, ...(engram.pin ? ['--pin'] : []), engram.text];
+    const result = spawnSync(process.execPath, args, {
+      cwd: home,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '', HOME: home, ENGRAM_HOME: join(home, '.engram'), ENGRAM_EMBEDDER: 'none' },
+    });
+    expect(result.status, result.stderr).toBe(0);
+    return (JSON.parse(result.stdout) as { engram: { id: number } }).engram.id;
+  });
+}
+
+/** How an injected engram reads in the `[ENGRAM]` block (services/inject/render.ts). */
+export const engramLine = (id: number, engram: SeedEngram): string => `- EG#${id} [${engram.category}] ${engram.text}`;
+
+/** The request log of a fake model server: one `{method, path, body}` per line. */
+export function requestLog(file: string): Array<{ method: string; path: string; body: any }> {
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
+}
+
+/** True while the process exists and is not a zombie waiting to be reaped (detached servers are reparented). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return existsSync(`/proc/${pid}`) || process.platform !== 'linux';
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Sends one request line to the server's socket and resolves with its answer (or null). */
+function ask(socket: string, request: object, timeoutMs = 3_000): Promise<unknown> {
+  return new Promise((resolve) => {
+    let answer = '';
+    const connection = createConnection(socket);
+    const done = (value: unknown) => {
+      clearTimeout(timer);
+      connection.destroy();
+      resolve(value);
+    };
+    const timer = setTimeout(() => done(null), timeoutMs);
+    connection.on('error', () => done(null));
+    connection.on('data', (chunk) => {
+      answer += chunk;
+      if (answer.includes('\n')) {
+        try {
+          done(JSON.parse(answer));
+        } catch {
+          done(null);
+        }
+      }
+    });
+    connection.write(`${JSON.stringify(request)}\n`);
+  });
+}
+
+/**
+ * Stops the Engram server of `engramHome` the polite way (`{"v":1,"op":"stop"}` on its socket) and asserts its
+ * process is gone. If it does not go, it is killed (so nothing leaks) and the test fails. Returns its pid, or null
+ * when no server ran.
+ */
+export async function stopEngramServer(engramHome: string): Promise<number | null> {
+  const info = join(engramHome, 'run', 'server.json');
+  if (!existsSync(info)) return null;
+  const { pid, socket } = JSON.parse(readFileSync(info, 'utf8')) as { pid: number; socket: string };
+  const answer = await ask(socket, { v: 1, op: 'stop' });
+  const deadline = Date.now() + 10_000;
+  while (alive(pid) && Date.now() < deadline) await sleep(100);
+  const stillThere = alive(pid);
+  if (stillThere) process.kill(pid, 'SIGKILL');
+  expect({ pid, answer, alive: stillThere }).toEqual({ pid, answer: { ok: true, op: 'stop' }, alive: false });
+  expect(existsSync(info)).toBe(false);
+  return pid;
+}
+
+/**
+ * Processes (zombies aside) that belong to a scratch home: its path on their command line or in their environment
+ * (HOME, ENGRAM_HOME, CODEX_HOME…). After a session that is none: no server, no hook, no bootstrap, no agent.
+ */
+export function processesOf(home: string): Array<{ pid: number; command: string }> {
+  if (process.platform !== 'linux') return [];
+  const found: Array<{ pid: number; command: string }> = [];
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid === process.pid || !alive(pid)) continue;
+    try {
+      const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
+      const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      const inHome = (value: string) => value === home || value.startsWith(`${home}/`);
+      const mine = command.includes(`${home}/`) || environ.some((pair) => inHome(pair.slice(pair.indexOf('=') + 1)));
+      if (mine && alive(pid)) found.push({ pid, command });
+    } catch {
+      // Gone meanwhile, or not ours to read.
+    }
+  }
+  return found;
+}
+
+/** The pid in `<engramHome>/run/server.json`, or null. */
+export function serverPid(engramHome: string): number | null {
+  try {
+    return (JSON.parse(readFileSync(join(engramHome, 'run', 'server.json'), 'utf8')) as { pid: number }).pid;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * After a session: waits for stragglers (an async hook, a bootstrap step) to finish — a late hook could otherwise
+ * start a server again — then stops the home's Engram server, asserting it goes, and asserts that no process of the
+ * home is left.
+ */
+export async function expectNothingLeft(home: string): Promise<void> {
+  const server = serverPid(join(home, '.engram'));
+  const others = () => processesOf(home).filter((p) => p.pid !== server);
+  const deadline = Date.now() + 15_000;
+  while (others().length > 0 && Date.now() < deadline) await sleep(200);
+  expect(others(), 'hook or agent processes still running after the session').toEqual([]);
+  await stopEngramServer(join(home, '.engram'));
+  await sleep(500);
+  expect(processesOf(home), 'processes left after the server stopped').toEqual([]);
+}
+
+/** Best effort, for `finally` after a failed assertion: SIGKILLs whatever of the home is still running. */
+export function killLeftovers(home: string): void {
+  for (const { pid } of processesOf(home)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
+}
+
+/** Lines of Engram's own logs (hooks.log, server.log) at level warn or error: a healthy session writes none. */
+export function logProblems(engramHome: string): string[] {
+  return ['hooks.log', 'server.log'].flatMap((name) => {
+    const file = join(engramHome, 'logs', name);
+    if (!existsSync(file)) return [];
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((line) => /"level":"(warn|error)"/.test(line))
+      .map((line) => `${name}: ${line}`);
+  });
+}
+
+/**
+ * The topic the recall tests talk about: one engram the prompt is about, one the first tool call (`git status`) is
+ * about, and one pinned (shown at every session start). Wording shares the query's words on purpose: these tests pin
+ * the plumbing (hooks → search → context → store), not ranking quality, which the eval bench measures.
+ */
+export const TOPIC = {
+  prompt: 'how do I push my rebased feature branch safely?',
+  unrelated: 'what is 2+2',
+  engrams: {
+    push: {
+      text: 'Never force-push to main. To push a rebased feature branch safely, use git push --force-with-lease on your own branch.',
+      category: 'tooling/git',
+    },
+    status: {
+      text: 'The shop repo keeps generated files out of git; check git status before committing to catch stray build output.',
+      category: 'tooling/git',
+    },
+    pinned: { text: 'Run the whole test suite with npm test before pushing any branch.', category: 'workflow', pin: true },
+  } satisfies Record<string, SeedEngram>,
+};

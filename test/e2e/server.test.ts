@@ -1,0 +1,169 @@
+/**
+ * The warm server as hooks use it: real hook processes, the real dist/server.mjs, a real store. Pins: one server per
+ * home however many hooks start at once, nothing lost, hooks keep answering when the server dies mid-query and the
+ * next hook restarts it, it sees other processes' writes, it exits when idle or when its home disappears, and it
+ * leaves no process behind.
+ */
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openStore } from '../../src/core/index.js';
+import { alive, engramProcess, hookProcess, seed, serverPid, stopServer, tempDir, until, waitForServer } from '../_helpers.js';
+
+/** Pids of processes whose environment names this home (servers, hooks, drains); Linux /proc. */
+function processesOf(home: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const environ = readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0');
+      if (environ.includes(`ENGRAM_HOME=${home}`)) pids.push(Number(entry));
+    } catch {
+      // Gone, or not ours.
+    }
+  }
+  return pids;
+}
+
+const prompt = (session: string, text: string) =>
+  JSON.stringify({ session_id: session, transcript_path: '/tmp/t.jsonl', cwd: '/tmp', hook_event_name: 'UserPromptSubmit', prompt: text });
+
+const hookLog = (home: string): Array<Record<string, unknown>> =>
+  readFileSync(join(home, 'logs', 'hooks.log'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+
+const LESSONS = [
+  { text: 'Database migrations run with npm run migrate; never edit an applied migration file.', category: 'database' },
+  { text: 'Docker builds need BuildKit: set DOCKER_BUILDKIT=1 before docker build in CI.', category: 'ops' },
+];
+
+describe.skipIf(process.platform !== 'linux')('the warm server', () => {
+  it('8 hooks at once on a cold home: all exit 0, nothing lost, exactly one server; then all answered by it', async () => {
+    const home = tempDir();
+    seed(home, LESSONS);
+    const cold = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => hookProcess('user-prompt-submit', prompt(`cold-${i}`, `how do database migrations run? (${i})`), { home, server: true })),
+    );
+    expect(cold.map((r) => [r.code, r.stderr])).toEqual(Array(8).fill([0, '']));
+    expect(cold.every((r) => r.stdout.includes('EG#1'))).toBe(true);
+    const pid = await waitForServer(home);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(processesOf(home)).toEqual([pid]);
+
+    const warm = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => hookProcess('user-prompt-submit', prompt(`warm-${i}`, `how do database migrations run? (${i})`), { home, server: true })),
+    );
+    expect(warm.map((r) => [r.code, r.stderr])).toEqual(Array(8).fill([0, '']));
+    expect(warm.every((r) => r.stdout.includes('EG#1'))).toBe(true);
+    expect(hookLog(home).filter((line) => String(line.event) === 'UserPromptSubmit' && String((line as { msg: string }).msg) === 'hook done').map((line) => line.path)).toEqual([
+      ...Array(8).fill('in-process'),
+      ...Array(8).fill('server'),
+    ]);
+    await stopServer(home);
+    const store = openStore({ path: join(home, 'engram.db'), readonly: true });
+    expect(store.sessions.counts()).toMatchObject({ sessions: 16, prompts: 16 });
+    expect(store.db.prepare('SELECT count(*) FROM session_shown_engrams').pluck().get()).toBe(16);
+    store.close();
+    expect(processesOf(home)).toEqual([]);
+  }, 60_000);
+
+  it('killed mid-query: hooks keep answering by themselves, and the next hook starts a new server over the stale files', async () => {
+    const home = tempDir();
+    seed(home, LESSONS);
+    await hookProcess('user-prompt-submit', prompt('start', 'docker builds in CI'), { home, server: true });
+    const first = await waitForServer(home);
+    const running = Array.from({ length: 6 }, (_, i) =>
+      hookProcess('user-prompt-submit', prompt(`during-${i}`, 'how do I run docker build with BuildKit?'), { home, server: true }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    process.kill(first, 'SIGKILL');
+    const results = await Promise.all(running);
+    expect(results.map((r) => [r.code, r.stderr])).toEqual(Array(6).fill([0, '']));
+    expect(results.every((r) => r.stdout === '' || r.stdout.includes('EG#2'))).toBe(true);
+    await until(() => !alive(first), 'the killed server to go');
+    // The dead server's lock and socket are still there; a hook answers anyway and a new server replaces them.
+    await new Promise((resolve) => setTimeout(resolve, 3_100));
+    const after = await hookProcess('user-prompt-submit', prompt('after', 'docker builds need BuildKit?'), { home, server: true });
+    expect(after).toMatchObject({ code: 0, stderr: '' });
+    expect(after.stdout).toContain('EG#2');
+    await until(() => serverPid(home) !== null && serverPid(home) !== first, 'a new server');
+    const second = await waitForServer(home);
+    expect(alive(second)).toBe(true);
+    const next = await hookProcess('user-prompt-submit', prompt('next', 'docker builds need BuildKit?'), { home, server: true });
+    expect(next.stdout).toContain('EG#2');
+    expect(hookLog(home).at(-1)).toMatchObject({ msg: 'hook done', path: 'server' });
+    await stopServer(home);
+    expect(processesOf(home)).toEqual([]);
+  }, 60_000);
+
+  it('sees engrams another process adds', async () => {
+    const home = tempDir();
+    seed(home, LESSONS);
+    await hookProcess('user-prompt-submit', prompt('a', 'docker builds'), { home, server: true });
+    await waitForServer(home);
+    const added = engramProcess(['add', 'Feature flags live in config/flags.yml and are read at boot; restart after editing them.', '--category', 'config'], {
+      home,
+      env: { ENGRAM_EMBEDDER: 'none' },
+    });
+    expect(added.status, added.stderr).toBe(0);
+    const result = await hookProcess('user-prompt-submit', prompt('b', 'where do feature flags live, and when are they read?'), { home, server: true });
+    expect(result.stdout).toContain('EG#3');
+    expect(hookLog(home).at(-1)).toMatchObject({ path: 'server', injected: [3] });
+    await stopServer(home);
+  }, 60_000);
+
+  it('applies a changed config.json without a restart', async () => {
+    const home = tempDir();
+    seed(home, LESSONS);
+    await hookProcess('user-prompt-submit', prompt('c1', 'docker builds'), { home, server: true });
+    const pid = await waitForServer(home);
+    writeFileSync(join(home, 'config.json'), JSON.stringify({ capture: { prompts: false } }));
+    await hookProcess('user-prompt-submit', prompt('c2', 'docker builds again'), { home, server: true });
+    expect(serverPid(home)).toBe(pid);
+    await stopServer(home);
+    const store = openStore({ path: join(home, 'engram.db'), readonly: true });
+    expect(store.sessions.prompts('c1')).toHaveLength(1);
+    expect(store.sessions.prompts('c2')).toHaveLength(0);
+    store.close();
+    expect(readFileSync(join(home, 'logs', 'server.log'), 'utf8')).toContain('config.json changed; reloaded');
+  }, 60_000);
+
+  it('exits by itself after the idle period, removing its socket and lock', async () => {
+    const home = tempDir();
+    seed(home, LESSONS);
+    await hookProcess('user-prompt-submit', prompt('a', 'docker builds'), { home, server: true, env: { ENGRAM_SERVER_IDLE_MS: '1500' } });
+    const pid = await waitForServer(home);
+    await until(() => !alive(pid), 'the idle server to exit', 20_000);
+    expect(readdirSync(join(home, 'run')).sort()).toEqual(['spawn.stamp']);
+    expect(readFileSync(join(home, 'logs', 'server.log'), 'utf8')).toContain('"reason":"idle"');
+    expect(processesOf(home)).toEqual([]);
+  }, 60_000);
+
+  it('exits when its home is deleted', async () => {
+    const home = tempDir();
+    seed(home, LESSONS);
+    await hookProcess('user-prompt-submit', prompt('a', 'docker builds'), { home, server: true });
+    const pid = await waitForServer(home);
+    rmSync(home, { recursive: true, force: true });
+    await until(() => !alive(pid), 'the server to notice', 10_000);
+    expect(existsSync(home)).toBe(false);
+  }, 60_000);
+
+  it('SessionEnd hands the session’s work to the server, which runs it after the hook has exited', async () => {
+    const home = tempDir();
+    seed(home, LESSONS);
+    await hookProcess('user-prompt-submit', prompt('s1', 'docker builds'), { home, server: true });
+    await waitForServer(home);
+    const end = await hookProcess(
+      'session-end',
+      JSON.stringify({ session_id: 's1', transcript_path: '/tmp/t.jsonl', cwd: '/tmp', hook_event_name: 'SessionEnd', reason: 'other' }),
+      { home, server: true },
+    );
+    expect(end).toMatchObject({ code: 0, stdout: '', stderr: '' });
+    expect(end.ms).toBeLessThan(1_500);
+    await until(() => readFileSync(join(home, 'logs', 'server.log'), 'utf8').includes('"job done"'), 'the job to run');
+    await stopServer(home);
+    const store = openStore({ path: join(home, 'engram.db'), readonly: true });
+    expect(store.jobs.get('session-end', 's1')).toMatchObject({ status: 'done', attempts: 1 });
+    store.close();
+  }, 60_000);
+});
