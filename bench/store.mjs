@@ -81,7 +81,7 @@ try {
   const importMs = timeShell(`${cli} import ${quote(file)}`, '');
   const payload = (event, extra) => (i) =>
     JSON.stringify({ session_id: `bench-${i}`, transcript_path: '/tmp/t.jsonl', cwd: root, hook_event_name: event, ...extra });
-  const hook = (entry) => `${quote(process.execPath)} ${quote(join(root, 'hooks', 'run.mjs'))} ${entry} --agent claude`;
+  const hook = (entry) => `${quote(process.execPath)} ${quote(join(root, 'hooks', 'run.cjs'))} ${entry} --agent claude`;
   const results = {
     machine: { node: process.version, cpus: (await import('node:os')).cpus().length },
     store_engrams: ENGRAMS,

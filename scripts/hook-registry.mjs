@@ -11,12 +11,13 @@ export const HOOK_AGENTS = ['claude', 'codex'];
  * `${CLAUDE_PLUGIN_ROOT}` in plugin manifests, an absolute path in settings files.
  */
 export function hookCommand(root, entry, agent) {
-  return `node "${root}/hooks/run.mjs" ${entry} --agent ${agent}`;
+  return `node "${root}/hooks/run.cjs" ${entry} --agent ${agent}`;
 }
 
-/** True when a settings command is one of Engram's (whatever folder it was installed from). */
+/** True when a settings command is one of Engram's, whatever folder it was installed from (`run.mjs` was the launcher's name
+ * before the hook fast path became CommonJS). */
 export function isEngramHookCommand(command) {
-  return typeof command === 'string' && /\/hooks\/run\.mjs"? [a-z-]+ --agent (claude|codex)\b/.test(command);
+  return typeof command === 'string' && /\/hooks\/run\.[cm]js"? [a-z-]+ --agent (claude|codex)\b/.test(command);
 }
 
 /**
@@ -40,7 +41,7 @@ export function hookGroups(plugin, agent, root) {
   return hooks;
 }
 
-/** The hook bundle names (dist/hooks/<entry>.mjs) plugin.json declares. */
+/** The hook entry names (`node hooks/run.cjs <entry>`) plugin.json declares. */
 export function hookEntries(plugin) {
   return plugin.hooks.map((hook) => hook.entry);
 }

@@ -1,13 +1,13 @@
 // What an Engram install folder needs before its hooks and CLI can run, and how to start the first-run bootstrap
-// that provides it. Shared by hooks/run.mjs, bin/engram and scripts/bootstrap.mjs; plain JavaScript with no
+// that provides it. Shared by hooks/run.cjs, bin/engram and scripts/bootstrap.mjs; plain JavaScript with no
 // dependencies, because it runs before `npm ci` and before the build.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { engramHome } from './home.mjs';
 
-/** Hook bundles built into dist/hooks/, one per event Engram handles. */
+/** The hook entries (`node hooks/run.cjs <entry>`), one per event Engram handles; plugin.json registers them. */
 export const HOOK_ENTRIES = ['session-start', 'user-prompt-submit', 'pre-tool-use', 'post-tool-use', 'post-tool-use-failure', 'stop', 'session-end'];
 
 /** Packages that stay outside the bundles and must be installed (and, for better-sqlite3, compiled). */
@@ -22,17 +22,7 @@ export const RETRY_AFTER_MS = 10 * 60 * 1000;
 /** A bootstrap lock older than this is considered abandoned (npm ci plus a native build finish well within it). */
 export const STALE_LOCK_MS = 20 * 60 * 1000;
 
-/**
- * `$ENGRAM_HOME` (a leading `~` expanded, relative paths against `cwd`), default `~/.engram`. The one rule for where
- * Engram's data lives: src/core/env.ts calls this too, so the bootstrap and the rest always agree.
- */
-export function engramHome(env = process.env, options = {}) {
-  const userHome = options.userHome ?? (env.HOME && env.HOME.trim() ? env.HOME : homedir());
-  const raw = env.ENGRAM_HOME && env.ENGRAM_HOME.trim() ? env.ENGRAM_HOME : '';
-  if (!raw) return join(userHome, '.engram');
-  const expanded = raw === '~' ? userHome : raw.startsWith('~/') ? join(userHome, raw.slice(2)) : raw;
-  return isAbsolute(expanded) ? expanded : resolve(options.cwd ?? process.cwd(), expanded);
-}
+export { engramHome } from './home.mjs';
 
 /**
  * What is missing for this install folder to run: runtime packages, the native addon, the bundles.
@@ -45,7 +35,7 @@ export function checkInstall(root) {
     if (!existsSync(join(root, 'node_modules', name, 'package.json'))) missing.push(`node_modules/${name}`);
   }
   if (!existsSync(join(root, NATIVE_BINDING))) missing.push(NATIVE_BINDING);
-  for (const file of ['dist/cli.mjs', 'dist/server.mjs', ...HOOK_ENTRIES.map((entry) => `dist/hooks/${entry}.mjs`)]) {
+  for (const file of ['dist/cli.mjs', 'dist/server.mjs', 'dist/hooks/fast.cjs', 'dist/hooks/inprocess.mjs']) {
     if (!existsSync(join(root, file))) missing.push(file);
   }
   return { ready: missing.length === 0, missing };

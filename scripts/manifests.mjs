@@ -17,7 +17,7 @@ const plugin = JSON.parse(read('plugin.json'));
 
 const GENERATED = 'Generated from plugin.json by scripts/manifests.mjs; edit plugin.json instead.';
 
-/** One hooks file: `node run.mjs <entry> --agent <agent>` per event, with the root variable each agent substitutes. */
+/** One hooks file: `node run.cjs <entry> --agent <agent>` per event, with the root variable each agent substitutes. */
 function hooksFile(agent) {
   const rootVar = agent === 'claude' ? '${CLAUDE_PLUGIN_ROOT}' : '${PLUGIN_ROOT}';
   return { description: `${plugin.displayName}: ${GENERATED}`, hooks: hookGroups(plugin, agent, rootVar) };

@@ -113,7 +113,7 @@ export function engramProcess(
   });
 }
 
-/** Runs one hook through the real launcher (hooks/run.mjs → dist/hooks/<entry>.mjs) with the given stdin. */
+/** Runs one hook through the real launcher (hooks/run.cjs → dist/hooks/fast.cjs) with the given stdin. */
 export function hookProcess(
   entry: string,
   stdin: string | Buffer,
@@ -129,7 +129,7 @@ export function hookProcess(
 ): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; ms: number }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
-    const launcher = join(options.root ?? ROOT, 'hooks', 'run.mjs');
+    const launcher = join(options.root ?? ROOT, 'hooks', 'run.cjs');
     const child = spawn(process.execPath, [launcher, entry, '--agent', options.agent ?? 'claude'], {
       env: {
         ...process.env,
@@ -218,10 +218,18 @@ export function alive(pid: number): boolean {
   }
 }
 
-/** Waits until `check` holds, polling; throws with `what` after the timeout. */
+/** Waits until `check` holds (a check that throws, e.g. on a file not written yet, does not), polling; throws with
+ * `what` after the timeout. */
 export async function until(check: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!check()) {
+  const holds = (): boolean => {
+    try {
+      return check();
+    } catch {
+      return false;
+    }
+  };
+  while (!holds()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

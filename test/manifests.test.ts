@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HOOK_ENTRIES } from '../scripts/install-state.mjs';
 import { CODEX_HOOK_EVENTS } from '../src/services/index.js';
+import { HOOK_ENTRY_EVENTS } from '../src/hooks/entries.js';
 import { ROOT, tempDir } from './_helpers.js';
 
 const json = (file: string) => JSON.parse(readFileSync(join(ROOT, file), 'utf8'));
@@ -60,7 +61,8 @@ describe('plugin manifests', () => {
   it('register exactly the hook bundles that are built, and that doctor counts for Codex trust', () => {
     const entries = plugin.hooks.map((hook: { entry: string }) => hook.entry);
     expect(entries).toEqual([...HOOK_ENTRIES]);
-    for (const entry of entries) expect(existsSync(join(ROOT, 'src', 'hooks', `${entry}.ts`))).toBe(true);
+    // Each entry names the event it is registered for, in the fast path's own table too.
+    expect(plugin.hooks.map((hook: { entry: string; event: string }) => [hook.entry, hook.event])).toEqual(Object.entries(HOOK_ENTRY_EVENTS));
     const snake = plugin.hooks.filter((hook: { agents?: string[] }) => !hook.agents || hook.agents.includes('codex')).map((hook: { event: string }) => hook.event.replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase());
     expect(snake).toEqual([...CODEX_HOOK_EVENTS]);
   });
@@ -92,7 +94,7 @@ describe.each([
       const handler = groups[0]?.hooks[0];
       const entry = plugin.hooks.find((hook: { event: string }) => hook.event === event).entry;
       // No async handlers: Codex skips them, and Claude Code -p skips SessionEnd while one is still running.
-      expect(handler).toEqual({ type: 'command', command: `node "${rootVar}/hooks/run.mjs" ${entry} --agent ${agent}`, timeout: expect.any(Number) });
+      expect(handler).toEqual({ type: 'command', command: `node "${rootVar}/hooks/run.cjs" ${entry} --agent ${agent}`, timeout: expect.any(Number) });
       expect(handler?.timeout).toBeGreaterThan(0);
       expect(handler?.timeout).toBeLessThanOrEqual(30);
     }

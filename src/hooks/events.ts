@@ -120,6 +120,8 @@ export const HANDLERS: { [E in HookEventName]: Handler<z.ZodType<HookCommon>> } 
   PreToolUse: define(PreToolUseInputSchema, ({ input, agent, runtime, session }) =>
     injectForQuery(injectDeps(runtime), session, runtime.environment(input.cwd, agent), {
       event: 'PreToolUse',
+      mode: INJECT.toolMode,
+      dropGenericWords: true,
       query: toolQuery(input.tool_name, input.tool_input, input.cwd),
       max: INJECT.toolMax,
       budget: runtime.settings.config.hooks.tool_chars,
@@ -138,6 +140,7 @@ export const HANDLERS: { [E in HookEventName]: Handler<z.ZodType<HookCommon>> } 
     if (input.is_interrupt) return null;
     return injectForQuery(injectDeps(runtime), session, runtime.environment(input.cwd, agent), {
       event: 'PostToolUseFailure',
+      dropGenericWords: true,
       query: failureQuery(input.tool_name, input.tool_input, error, input.cwd),
       max: INJECT.toolMax,
       budget: runtime.settings.config.hooks.tool_chars,

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -18,13 +17,19 @@ export interface ServerPaths {
   spawnStamp: string;
 }
 
+/** FNV-1a (64-bit) in hex: names a long home's socket without loading node:crypto into every hook process. */
+function fnv1a(text: string): string {
+  let hash = 0xcbf29ce484222325n;
+  for (const byte of Buffer.from(text)) hash = BigInt.asUintN(64, (hash ^ BigInt(byte)) * 0x100000001b3n);
+  return hash.toString(16).padStart(16, '0');
+}
+
 /** The server paths of a home. Kept free of heavy imports: every hook process computes them. */
 export function serverPaths(home: string): ServerPaths {
   const run = join(home, 'run');
   let socket = join(run, 'server.sock');
   if (Buffer.byteLength(socket) > MAX_SOCKET_PATH) {
-    const key = createHash('sha256').update(home).digest('hex').slice(0, 16);
-    socket = join(tmpdir(), `engram-${process.getuid?.() ?? 0}-${key}.sock`);
+    socket = join(tmpdir(), `engram-${process.getuid?.() ?? 0}-${fnv1a(home)}.sock`);
   }
   return { run, socket, lock: join(run, 'server.lock'), info: join(run, 'server.json'), spawnStamp: join(run, 'spawn.stamp') };
 }

@@ -133,6 +133,7 @@ export {
   chooseHits,
   contentTerms,
   relevance,
+  withoutGenericWords,
   renderBlock,
   renderItem,
   sessionStartPicks,

@@ -1,5 +1,5 @@
 /**
- * The real hook processes (hooks/run.mjs → dist/hooks/*.mjs) fed the exact stdin Claude Code 2.1.197 and Codex
+ * The real hook processes (hooks/run.cjs → dist/hooks/*.mjs) fed the exact stdin Claude Code 2.1.197 and Codex
  * 0.169.0 sent (../shared/fixtures/hook-payloads), then a hostile corpus. Pins the rule that hooks never hurt the
  * agent: exit 0, no stdout, one log line on failure.
  */
@@ -229,7 +229,7 @@ describe('hooks under hostile input', () => {
 
 describe('the hook launcher in a folder that is not installed yet', () => {
   it('checks the same addon path the installer builds', () => {
-    expect(readFileSync(join(ROOT, 'hooks', 'run.mjs'), 'utf8')).toContain(`join(root, '${NATIVE_BINDING}')`);
+    expect(readFileSync(join(ROOT, 'hooks', 'run.cjs'), 'utf8')).toContain(`join(root, '${NATIVE_BINDING}')`);
   });
 
   it('starts the first-run bootstrap in the background, exits 0 silently, and does not retry a failure at once', async () => {

@@ -165,6 +165,8 @@ export interface EngramRepo {
   update(id: number, fields: Partial<Omit<Engram, 'id' | 'uid' | 'content_hash'>>): Engram;
   hardDelete(id: number): boolean;
   list(filter?: EngramFilter): { engrams: Engram[]; total: number };
+  /** Live, non-deprecated engrams, most useful first (matched often, matched recently, newest): SessionStart's order. */
+  mostUseful(filter: { pinned?: boolean; project?: string }, limit: number): Engram[];
   /** Every engram in id order, for export; lazily read so large stores stream. */
   iterate(options?: { includeDeleted?: boolean; project?: string | null }): IterableIterator<Engram>;
   counts(): EngramCounts;
@@ -240,21 +242,35 @@ export function createEngramRepo(db: Database): EngramRepo {
       const row = byUid.get(uid);
       return row ? fromRow(row) : undefined;
     },
+    mostUseful(filter, limit) {
+      // One statement per filter shape, so SQLite can use the pinned and project indexes (an `? IS NULL OR …`
+      // condition would make it scan every engram).
+      const clauses = ['deleted_at IS NULL', 'deprecated = 0'];
+      if (filter.pinned !== undefined) clauses.push(`pinned = ${filter.pinned ? 1 : 0}`);
+      if (filter.project !== undefined) clauses.push('project = @project');
+      return cached(
+        `SELECT * FROM engrams WHERE ${clauses.join(' AND ')}
+          ORDER BY times_matched DESC, coalesce(last_matched_at, '') DESC, updated_at DESC, id DESC LIMIT @limit`,
+      )
+        .all({ limit, ...(filter.project !== undefined ? { project: filter.project } : {}) })
+        .map((row) => fromRow(row as EngramRow));
+    },
     getMany(ids) {
       if (ids.length === 0) return [];
-      return db
-        .prepare<[string], EngramRow>('SELECT * FROM engrams WHERE id IN (SELECT value FROM json_each(?))')
+      return cached('SELECT * FROM engrams WHERE id IN (SELECT value FROM json_each(?))')
         .all(JSON.stringify(ids))
-        .map(fromRow);
+        .map((row) => fromRow(row as EngramRow));
     },
     recallFields(ids) {
       if (ids.length === 0) return [];
-      return db
-        .prepare<[string], Pick<EngramRow, 'id' | 'category' | 'tags' | 'prerequisites' | 'pinned' | 'deprecated' | 'project' | 'last_seen_at' | 'deleted_at'>>(
+      return (
+        cached(
           `SELECT id, category, tags, prerequisites, pinned, deprecated, project, last_seen_at, deleted_at
              FROM engrams WHERE id IN (SELECT value FROM json_each(?))`,
-        )
-        .all(JSON.stringify(ids))
+        ).all(JSON.stringify(ids)) as Array<
+          Pick<EngramRow, 'id' | 'category' | 'tags' | 'prerequisites' | 'pinned' | 'deprecated' | 'project' | 'last_seen_at' | 'deleted_at'>
+        >
+      )
         .map((row) => ({
           id: row.id,
           category: row.category,

@@ -1,3 +1,4 @@
+import type { Statement } from 'better-sqlite3';
 import type { EngramStats } from '../engram.js';
 import type { Database } from './database.js';
 
@@ -48,15 +49,16 @@ export function createStatsRepo(db: Database): StatsRepo {
      VALUES (?, ?, ?, ?, ?, ?)`,
   );
 
+  // Prepared on first use and kept: search calls it for every query.
+  let relevanceOf: Statement<[string, string], TagRelevanceRow> | undefined;
   return {
     tagRelevance(engramIds, tags) {
       if (engramIds.length === 0 || tags.length === 0) return [];
-      return db
-        .prepare<[string, string], TagRelevanceRow>(
-          `SELECT engram_id, tag, score, positive_evals, negative_evals FROM engram_tag_relevance
-            WHERE engram_id IN (SELECT value FROM json_each(?)) AND tag IN (SELECT value FROM json_each(?))`,
-        )
-        .all(JSON.stringify(engramIds), JSON.stringify(tags));
+      relevanceOf ??= db.prepare<[string, string], TagRelevanceRow>(
+        `SELECT engram_id, tag, score, positive_evals, negative_evals FROM engram_tag_relevance
+          WHERE engram_id IN (SELECT value FROM json_each(?)) AND tag IN (SELECT value FROM json_each(?))`,
+      );
+      return relevanceOf.all(JSON.stringify(engramIds), JSON.stringify(tags));
     },
     get(engramId) {
       return {

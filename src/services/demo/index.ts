@@ -64,7 +64,7 @@ function runHook(
 ): Promise<{ code: number | null; stdout: string; ms: number }> {
   return new Promise((resolve) => {
     const started = performance.now();
-    const child = spawn(process.execPath, [join(root, 'hooks', 'run.mjs'), entry, '--agent', 'claude'], { env, stdio: ['pipe', 'pipe', 'ignore'] });
+    const child = spawn(process.execPath, [join(root, 'hooks', 'run.cjs'), entry, '--agent', 'claude'], { env, stdio: ['pipe', 'pipe', 'ignore'] });
     let stdout = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
     child.on('error', () => resolve({ code: null, stdout, ms: performance.now() - started }));

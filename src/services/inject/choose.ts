@@ -11,6 +11,16 @@ export interface Relevance {
 
 const genericStems = new Set([...GENERIC_TERMS].flatMap((word) => searchTerms(word)));
 
+/**
+ * A tool query without tool and file-type words (`Edit src/pay/refund.ts` → `pay refund`): they match most engrams
+ * that mention code, so BM25 would score thousands of documents for words the relevance rule ignores anyway.
+ */
+export function withoutGenericWords(query: string): string {
+  return (query.match(/[\p{L}\p{N}_]+/gu) ?? [])
+    .filter((word) => !searchTerms(word).every((term) => genericStems.has(term)))
+    .join(' ');
+}
+
 /** The query's content terms, the way BM25 analyses them, without tool and file-type words. */
 export function contentTerms(query: string): Set<string> {
   return new Set(searchTerms(query).filter((term) => !genericStems.has(term)));

@@ -2,7 +2,7 @@ import type { Agent, Store } from '../../core/index.js';
 import { ensureSession } from '../capture/activity.js';
 import type { SessionContext } from '../capture/sessions.js';
 import type { SearchEnvironment, SearchMode, SearchRequest, SearchResponse } from '../recall/index.js';
-import { chooseHits } from './choose.js';
+import { chooseHits, withoutGenericWords } from './choose.js';
 import { renderBlock } from './render.js';
 import { sessionStartPicks } from './session-start.js';
 import { INJECT } from './tuning.js';
@@ -115,15 +115,26 @@ export async function injectForQuery(
   deps: InjectDeps,
   session: SessionContext,
   env: HookEnvironment,
-  request: { event: string; query: string; max: number; budget: number; heading: string },
+  request: {
+    event: string;
+    query: string;
+    max: number;
+    budget: number;
+    heading: string;
+    mode?: SearchMode;
+    /** Search without tool and file-type words (tool calls: paths and commands). */
+    dropGenericWords?: boolean;
+  },
 ): Promise<Injection | null> {
   if (request.query.trim() === '') return null;
   const store = deps.store();
   const budget = budgetLeft(store, session.sessionId, deps.limits, request.budget);
   if (budget < 200) return null;
+  const searched = request.dropGenericWords ? withoutGenericWords(request.query) : request.query;
+  if (searched.trim() === '') return null;
   const response = await deps.search({
-    query: request.query,
-    mode: deps.mode,
+    query: searched,
+    mode: request.mode ?? deps.mode,
     topK: INJECT.candidates,
     environment: env,
     scope: { project: env.repo ?? '', includePersonal: true },

@@ -8,13 +8,6 @@ export interface SessionStartPick {
   why: 'pinned' | 'project';
 }
 
-/** Usefulness order: matched often, matched recently, then newest (an import stamps a batch alike: higher id). */
-const byUsefulness = (a: Engram, b: Engram): number =>
-  b.times_matched - a.times_matched ||
-  (b.last_matched_at ?? '').localeCompare(a.last_matched_at ?? '') ||
-  b.updated_at.localeCompare(a.updated_at) ||
-  b.id - a.id;
-
 /**
  * What a session starts with: pinned engrams (proved useful everywhere) whose structural prerequisites hold here and
  * whose learned relevance in this environment's tags is not clearly negative, then the project's most useful
@@ -23,16 +16,10 @@ const byUsefulness = (a: Engram, b: Engram): number =>
 export function sessionStartPicks(store: Store, env: SearchEnvironment): SessionStartPick[] {
   const scope = { project: env.repo ?? '', includePersonal: true };
   const visible = (engram: Engram): boolean => passesGates(engram, { scope }, env);
-  const pinned = store.engrams
-    .list({ pinned: true, limit: 200 })
-    .engrams.filter(visible)
-    .sort(byUsefulness);
+  // Read a few more than are shown: gates drop some (another OS, a missing MCP server).
+  const pinned = store.engrams.mostUseful({ pinned: true }, 200).filter(visible);
   const project = env.repo
-    ? store.engrams
-        .list({ project: env.repo, pinned: false, limit: 500 })
-        .engrams.filter(visible)
-        .sort(byUsefulness)
-        .slice(0, INJECT.sessionProjectMax)
+    ? store.engrams.mostUseful({ project: env.repo, pinned: false }, INJECT.sessionProjectMax * 4).filter(visible).slice(0, INJECT.sessionProjectMax)
     : [];
   const candidates = [...pinned, ...project];
   const learned = learnedRelevance(store, candidates.map((engram) => engram.id), env.tags ?? []);

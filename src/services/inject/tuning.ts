@@ -8,6 +8,12 @@ export const INJECT = {
   promptMax: 3,
   /** At most this many per tool call: tool calls are frequent, and each memory costs context. */
   toolMax: 2,
+  /**
+   * PreToolUse searches with BM25 alone: its query is a tool name, paths and a command — words, not meaning — and
+   * the semantic rule rarely fires on it, while embedding the query and a vector scan cost ~17 ms of a hook that
+   * runs on every tool call (bench/hooks.mjs, 10k engrams).
+   */
+  toolMode: 'bm25',
   /** Candidates read from search before thresholds and de-duplication. */
   candidates: 10,
   /**

@@ -16,7 +16,7 @@ export interface RegistrationOptions {
   env: EngramEnv;
   /** Project scopes resolve to the repository this folder belongs to. */
   cwd: string;
-  /** The running Engram's install folder; hook commands run `<installRoot>/hooks/run.mjs`. */
+  /** The running Engram's install folder; hook commands run `<installRoot>/hooks/run.cjs`. */
   installRoot: string;
   /** Report what would change; write nothing. */
   dryRun?: boolean;
@@ -46,14 +46,14 @@ const TRUST_STEP =
   "(it records Codex's own hash of each Engram hook in config.toml; running it is your consent), " +
   'or start codex, type /hooks and trust them.';
 
-/** Hook commands are `node "<root>/hooks/run.mjs" …` run by a shell: the folder must exist and quote safely. */
+/** Hook commands are `node "<root>/hooks/run.cjs" …` run by a shell: the folder must exist and quote safely. */
 function checkInstallRoot(root: string): void {
   if (!isAbsolute(root)) throw new EngramError('INTERNAL', `install folder ${root} is not absolute`);
   if (/["$`\\]/.test(root)) {
     throw new EngramError('INVALID_INPUT', `Engram's install folder ${root} holds a character (" $ \` \\) a hook command cannot quote safely; move Engram elsewhere`);
   }
-  if (!existsSync(join(root, 'hooks', 'run.mjs'))) {
-    throw new EngramError('NOT_FOUND', `${join(root, 'hooks', 'run.mjs')} does not exist: run engram hooks install from a complete Engram install`);
+  if (!existsSync(join(root, 'hooks', 'run.cjs'))) {
+    throw new EngramError('NOT_FOUND', `${join(root, 'hooks', 'run.cjs')} does not exist: run engram hooks install from a complete Engram install`);
   }
 }
 

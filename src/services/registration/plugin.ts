@@ -9,7 +9,7 @@ export type Agent = (typeof AGENTS)[number];
 /** plugin.json as bundled with this build: the one list of Engram's hooks. */
 const PLUGIN = pluginManifest as { name: string; hooks: Parameters<typeof hookGroups>[0]['hooks'] };
 
-/** Engram's hook groups for one agent, with commands that run `<root>/hooks/run.mjs` (an absolute install folder). */
+/** Engram's hook groups for one agent, with commands that run `<root>/hooks/run.cjs` (an absolute install folder). */
 export function engramHookGroups(agent: Agent, root: string): Record<string, HookGroup[]> {
   return hookGroups(PLUGIN, agent, root);
 }
@@ -30,13 +30,13 @@ export function isEngramCommand(command: unknown): command is string {
 }
 
 /**
- * The install folder an Engram command runs from (`node "<root>/hooks/run.mjs" …`), or undefined when the command
+ * The install folder an Engram command runs from (`node "<root>/hooks/run.cjs" …`), or undefined when the command
  * is not in that form (a plugin placeholder, a hand-written variant).
  */
 export function commandRoot(command: string): string | undefined {
-  const quoted = /^node "([^"]+)\/hooks\/run\.mjs"/.exec(command);
+  const quoted = /^node "([^"]+)\/hooks\/run\.[cm]js"/.exec(command);
   if (quoted?.[1]) return quoted[1].includes('${') ? undefined : quoted[1];
-  const bare = /^node (\/\S+)\/hooks\/run\.mjs /.exec(command);
+  const bare = /^node (\/\S+)\/hooks\/run\.[cm]js /.exec(command);
   return bare?.[1];
 }
 

@@ -26,7 +26,7 @@ export interface SettingsRegistration {
   missing_events: string[];
   /**
    * The install folders the commands run from: `current` (this install), `elsewhere` (another, existing install),
-   * `missing` (the folder is gone), `unknown` (a command not in the `node "<root>/hooks/run.mjs"` form).
+   * `missing` (the folder is gone), `unknown` (a command not in the `node "<root>/hooks/run.cjs"` form).
    */
   roots: Array<{ root: string; state: 'current' | 'elsewhere' | 'missing' | 'unknown' }>;
   /** Codex project scope: false when Codex does not load the file because the project is not trusted. */
@@ -122,7 +122,7 @@ function readRegistrations(agent: Agent, env: EngramEnv, options: InspectOptions
       root,
       state: !root
         ? ('unknown' as const)
-        : !existsSync(join(root, 'hooks', 'run.mjs'))
+        : !existsSync(join(root, 'hooks', 'run.cjs'))
           ? ('missing' as const)
           : options.installRoot && canonical(root) !== canonical(options.installRoot)
             ? ('elsewhere' as const)

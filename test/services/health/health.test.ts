@@ -103,11 +103,11 @@ describe('checkCodex', () => {
   });
 });
 
-/** A fake install folder: all a settings hook needs is `<root>/hooks/run.mjs`. */
+/** A fake install folder: all a settings hook needs is `<root>/hooks/run.cjs`. */
 function fakeInstall(): string {
   const root = realpathSync(tempDir('engram-root-'));
   mkdirSync(join(root, 'hooks'));
-  writeFileSync(join(root, 'hooks', 'run.mjs'), '');
+  writeFileSync(join(root, 'hooks', 'run.cjs'), '');
   return root;
 }
 

@@ -9,6 +9,7 @@ import {
   promptQuery,
   renderBlock,
   toolQuery,
+  withoutGenericWords,
   type SearchHit,
 } from '../../../src/services/index.js';
 
@@ -67,6 +68,13 @@ describe('toolQuery', () => {
     expect(failureQuery('Bash', { command: 'npm test' }, '\n\nExit code 1\nECONNREFUSED 5432\nmore\nand more', '/p')).toBe(
       'Bash npm test Exit code 1 ECONNREFUSED 5432 more',
     );
+  });
+});
+
+describe('withoutGenericWords', () => {
+  it('drops tool and file-type words, keeps what the call is about', () => {
+    expect(withoutGenericWords('Edit src/payments/refund.ts')).toBe('payments refund');
+    expect(withoutGenericWords('Bash npm test Exit code 1 ECONNREFUSED 5432')).toBe('npm test ECONNREFUSED 5432');
   });
 });
 

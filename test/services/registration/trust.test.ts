@@ -9,7 +9,7 @@ import { writeFakeCodex } from './_fake-codex.js';
 function installRoot(): string {
   const root = realpathSync(tempDir('engram-root-'));
   mkdirSync(join(root, 'hooks'));
-  writeFileSync(join(root, 'hooks', 'run.mjs'), '');
+  writeFileSync(join(root, 'hooks', 'run.cjs'), '');
   return root;
 }
 

@@ -1,19 +1,21 @@
 /**
- * What every hook bundle runs (`dist/hooks/<event>.mjs` → {@link runHookEntry}). The fast path: read stdin, hand it
- * to the warm server over its Unix socket, print the answer. It loads nothing but Node built-ins, so a hook costs
- * little more than starting Node. When the server does not answer in time, the in-process path is loaded (dynamic
- * import: a separate chunk) and answers with BM25 alone.
+ * The fast path every hook runs (`hooks/run.cjs` → `dist/hooks/fast.cjs` → {@link runHook}): read stdin, hand it to
+ * the warm server over its Unix socket, print the answer. Bundled on its own as one CommonJS file that loads only
+ * node:net, node:os, node:path and node:url, so a hook costs little more than starting Node. When the server does not
+ * answer in time, the in-process path (`dist/hooks/inprocess.mjs`: store, search, zod) is imported and answers with
+ * BM25 alone.
  * @module
  */
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { engramHome } from '../../scripts/install-state.mjs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { engramHome } from '../../scripts/home.mjs';
 import { serverPaths } from '../server/address.js';
-import { ask } from '../server/client.js';
+import { ask } from '../server/ask.js';
 import type { ServerReply } from '../server/protocol.js';
 import type { HookEventName } from './contract.js';
 import type { HookCall } from './dispatch.js';
+import { HOOK_ENTRY_EVENTS } from './entries.js';
+import type { runInProcess } from './inprocess.js';
 
 /** Upper bound on stdin: Claude Code's PostToolUse can carry whole files; beyond this we do not even try. */
 export const MAX_STDIN_BYTES = 16 * 1024 * 1024;
@@ -68,16 +70,6 @@ export function readStdin(
   });
 }
 
-/** The install folder: the one holding hooks/run.mjs, found from this file (a bundle or a chunk in dist/). */
-function installRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let level = 0; level < 4; level++) {
-    if (existsSync(join(dir, 'hooks', 'run.mjs'))) return dir;
-    dir = dirname(dir);
-  }
-  return dirname(dirname(fileURLToPath(import.meta.url)));
-}
-
 const OFF = new Set(['off', '0', 'false', 'no']);
 
 /** Writes the answer and exits 0 once it is flushed. */
@@ -86,8 +78,15 @@ function answerAndExit(stdout: string): void {
   process.stdout.write(stdout, () => process.exit(0));
 }
 
-/** Runs one hook event. Always exits 0; never blocks the agent. */
-export async function runHookEntry(event: HookEventName): Promise<void> {
+/** Runs the hook `entry` of the install folder `root`. Always exits 0; never blocks the agent. */
+export async function runHook(entry: string, root: string): Promise<void> {
+  const event = (HOOK_ENTRY_EVENTS as Record<string, HookEventName | undefined>)[entry];
+  if (!event) {
+    // An entry this version does not know (a newer hooks.json): read stdin so the agent sees no broken pipe, exit.
+    process.stdin.on('data', () => {}).on('end', () => process.exit(0)).on('error', () => process.exit(0));
+    setTimeout(() => process.exit(0), 1_000).unref();
+    return;
+  }
   const budget = BUDGET[event];
   setTimeout(() => process.exit(0), budget.deadlineMs).unref();
   let stdout = '';
@@ -107,17 +106,14 @@ export async function runHookEntry(event: HookEventName): Promise<void> {
     };
     const serverOff = OFF.has((process.env.ENGRAM_SERVER ?? '').trim().toLowerCase());
     if (!serverOff && !call.stdinProblem) {
-      const reply = await ask<ServerReply>(
-        serverPaths(engramHome(process.env)).socket,
-        { v: 1, op: 'hook', call },
-        budget.waitMs,
-      );
+      const reply = await ask<ServerReply>(serverPaths(engramHome(process.env)).socket, { v: 1, op: 'hook', call }, budget.waitMs);
       if (reply?.ok && reply.op === 'hook') return answerAndExit(reply.stdout);
     }
-    const { runInProcess } = await import('./inprocess.js');
-    stdout = await runInProcess(call, {
+    // A computed URL, so the bundler leaves the in-process path out of this file.
+    const inprocess = (await import(pathToFileURL(join(root, 'dist', 'hooks', 'inprocess.mjs')).href)) as { runInProcess: typeof runInProcess };
+    stdout = await inprocess.runInProcess(call, {
       reason: serverOff ? 'server-off' : call.stdinProblem ? 'stdin-problem' : 'no-answer',
-      installRoot: installRoot(),
+      installRoot: root,
     });
   } catch {
     // Nothing may reach the agent but a valid answer; the in-process path logs its own failures.

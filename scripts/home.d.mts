@@ -1,0 +1,1 @@
+export declare function engramHome(env?: Record<string, string | undefined>, options?: { userHome?: string; cwd?: string }): string;
