@@ -45,6 +45,7 @@ await build({
 // and only Node built-ins, because an ES module graph costs a hook process several milliseconds more to load.
 await build({
   entryPoints: { 'hooks/fast': join(root, 'src/hooks/fast.ts') },
+  define: { __ENGRAM_VERSION__: JSON.stringify(pkg.version) },
   outdir: join(root, 'dist'),
   outExtension: { '.js': '.cjs' },
   bundle: true,

@@ -14,6 +14,7 @@ import { ask } from '../server/ask.js';
 import type { ServerReply } from '../server/protocol.js';
 import type { HookEventName } from './contract.js';
 import type { HookCall } from './dispatch.js';
+import { VERSION } from '../core/version.js';
 import { HOOK_ENTRY_EVENTS } from './entries.js';
 import type { runInProcess } from './inprocess.js';
 
@@ -106,7 +107,7 @@ export async function runHook(entry: string, root: string): Promise<void> {
     };
     const serverOff = OFF.has((process.env.ENGRAM_SERVER ?? '').trim().toLowerCase());
     if (!serverOff && !call.stdinProblem) {
-      const reply = await ask<ServerReply>(serverPaths(engramHome(process.env)).socket, { v: 1, op: 'hook', call }, budget.waitMs);
+      const reply = await ask<ServerReply>(serverPaths(engramHome(process.env)).socket, { v: 1, op: 'hook', version: VERSION, call }, budget.waitMs);
       if (reply?.ok && reply.op === 'hook') return answerAndExit(reply.stdout);
     }
     // A computed URL, so the bundler leaves the in-process path out of this file.

@@ -77,7 +77,7 @@ export async function runInProcess(
     const answer = await handleHookCall(call, runtime);
     // Garbage on stdin is not a reason to start anything.
     answered = answer.outcome !== 'ignored';
-    if (answer.outcome !== 'ignored') log.debug('answered in-process', { event: call.event, reason: options.reason });
+    if (answered) log.debug('answered in-process', { event: call.event, reason: options.reason });
     if (isEngramError(answer.error, 'NATIVE_MODULE_MISSING')) {
       // Built for another Node (the user upgraded Node): rebuild in the background for the next hook.
       startBootstrap(options.installRoot, { home, reason: `hook ${call.event}: native module failed` });

@@ -14,7 +14,7 @@ import { hookEnvironment } from '../hooks/environment.js';
 import type { HookRuntime } from '../hooks/events.js';
 import { serverPaths } from './address.js';
 import { acquireLock, lockOwner, releaseLock } from './lock.js';
-import { ServerRequestSchema, type ServerReply } from './protocol.js';
+import { newerVersion, ServerRequestSchema, type ServerReply } from './protocol.js';
 
 /** A request line longer than this is not a hook call (stdin is capped at 16 MiB; JSON escaping can double it). */
 const MAX_LINE_BYTES = 40 * 1024 * 1024;
@@ -158,6 +158,12 @@ async function reply(request: unknown): Promise<ServerReply> {
   const message = parsed.data;
   switch (message.op) {
     case 'hook': {
+      if (message.version !== undefined && message.version !== VERSION) {
+        // Another Engram version's hook: its contract or schema may differ, so it answers itself. A newer one means
+        // the plugin was updated: this server steps aside, and that hook starts the new version's server.
+        if (newerVersion(message.version, VERSION)) setImmediate(() => shutdown(`Engram ${message.version} is installed`));
+        return { ok: false, error: 'version' };
+      }
       const started = performance.now();
       const answer = await handleHookCall(message.call, runtime);
       return { ok: true, op: 'hook', stdout: answer.stdout, outcome: answer.outcome, ms: Math.round((performance.now() - started) * 10) / 10 };

@@ -16,7 +16,8 @@ const HookCallSchema = z.strictObject({
 });
 
 export const ServerRequestSchema = z.discriminatedUnion('op', [
-  z.strictObject({ v: z.literal(PROTOCOL_VERSION), op: z.literal('hook'), call: HookCallSchema }),
+  /** `version`: the hook's Engram version; a server of another version does not answer it (see server/main.ts). */
+  z.strictObject({ v: z.literal(PROTOCOL_VERSION), op: z.literal('hook'), version: z.string().max(64).optional(), call: HookCallSchema }),
   z.strictObject({ v: z.literal(PROTOCOL_VERSION), op: z.literal('ping') }),
   /** Run queued background jobs soon (SessionEnd sends this). */
   z.strictObject({ v: z.literal(PROTOCOL_VERSION), op: z.literal('wake') }),
@@ -40,3 +41,16 @@ export type ServerReply =
     }
   | { ok: true; op: 'wake' | 'stop' }
   | { ok: false; error: string };
+
+/** True when version `a` is newer than `b` (numeric dotted versions; anything else compares as equal). */
+export function newerVersion(a: string, b: string): boolean {
+  const parse = (version: string): number[] | null => (/^\d+(\.\d+)*$/.test(version) ? version.split('.').map(Number) : null);
+  const left = parse(a);
+  const right = parse(b);
+  if (!left || !right) return false;
+  for (let i = 0; i < Math.max(left.length, right.length); i++) {
+    const difference = (left[i] ?? 0) - (right[i] ?? 0);
+    if (difference !== 0) return difference > 0;
+  }
+  return false;
+}

@@ -8,6 +8,7 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/core/index.js';
+import { ask } from '../../src/server/ask.js';
 import { alive, engramProcess, hookProcess, seed, serverPid, stopServer, tempDir, until, waitForServer } from '../_helpers.js';
 
 /** Pids of processes whose environment names this home (servers, hooks, drains); Linux /proc. */
@@ -125,6 +126,20 @@ describe.skipIf(process.platform !== 'linux')('the warm server', () => {
     expect(store.sessions.prompts('c2')).toHaveLength(0);
     store.close();
     expect(readFileSync(join(home, 'logs', 'server.log'), 'utf8')).toContain('config.json changed; reloaded');
+  }, 60_000);
+
+  it('does not answer hooks of another version, and steps aside for a newer one', async () => {
+    const home = tempDir();
+    seed(home, LESSONS);
+    await hookProcess('user-prompt-submit', prompt('v', 'docker builds'), { home, server: true });
+    const pid = await waitForServer(home);
+    const call = { event: 'UserPromptSubmit', stdin: prompt('v2', 'docker builds'), envHints: { codex: false, claude: true } };
+    const socket = join(home, 'run', 'server.sock');
+    expect(await ask(socket, { v: 1, op: 'hook', version: '0.0.1', call }, 5_000)).toEqual({ ok: false, error: 'version' });
+    expect(alive(pid)).toBe(true);
+    expect(await ask(socket, { v: 1, op: 'hook', version: '99.0.0', call }, 5_000)).toEqual({ ok: false, error: 'version' });
+    await until(() => !alive(pid), 'the old server to step aside');
+    expect(readFileSync(join(home, 'logs', 'server.log'), 'utf8')).toContain('Engram 99.0.0 is installed');
   }, 60_000);
 
   it('exits by itself after the idle period, removing its socket and lock', async () => {
