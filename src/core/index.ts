@@ -113,3 +113,13 @@ export type {
   PullResult,
   DownloadEvent,
 } from './embed/index.js';
+export { parseTranscript, readTranscript, detectFormat } from './transcript/index.js';
+export type {
+  Transcript,
+  TranscriptEvent,
+  TranscriptFormat,
+  TranscriptMessage,
+  TranscriptToolCall,
+  TranscriptToolResult,
+  TranscriptCompaction,
+} from './transcript/index.js';

@@ -1,0 +1,10 @@
+export { parseTranscript, readTranscript, detectFormat, TOOL_OUTPUT_CHARS, MAX_TRANSCRIPT_BYTES } from './parse.js';
+export type {
+  Transcript,
+  TranscriptEvent,
+  TranscriptFormat,
+  TranscriptMessage,
+  TranscriptToolCall,
+  TranscriptToolResult,
+  TranscriptCompaction,
+} from './types.js';
