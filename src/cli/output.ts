@@ -3,7 +3,8 @@ import { isEngramError, redactDeep, redactText, toEngramError, type EngramError,
 /**
  * Exit codes, stable for scripts and agents:
  * 0 success; 1 internal error (a bug); 2 usage or invalid input (including config.json); 3 not found;
- * 4 store or installation unavailable (locked, newer schema, native module missing, I/O).
+ * 4 store, installation or LLM unavailable (locked, newer schema, native module missing, I/O, no LLM, LLM budget
+ * spent, LLM call failed).
  */
 export const EXIT_CODES: Record<ErrorCode, number> = {
   USAGE: 2,
@@ -15,6 +16,9 @@ export const EXIT_CODES: Record<ErrorCode, number> = {
   STORE_TOO_NEW: 4,
   NATIVE_MODULE_MISSING: 4,
   IO: 4,
+  LLM_UNAVAILABLE: 4,
+  LLM_BUDGET: 4,
+  LLM_FAILED: 4,
   INTERNAL: 1,
 };
 

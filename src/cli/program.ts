@@ -5,6 +5,7 @@ import { registerEngramCommands } from './commands/engrams.js';
 import { registerEnvCommands } from './commands/env.js';
 import { registerHealthCommands } from './commands/health.js';
 import { registerHooksCommands } from './commands/hooks.js';
+import { registerLearnCommands } from './commands/learn.js';
 import { registerSearchCommands } from './commands/search.js';
 import { registerTransferCommands } from './commands/transfer.js';
 import { registerWorkspaceCommands } from './commands/workspace.js';
@@ -67,6 +68,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   registerHooksCommands(program, action);
   registerEnvCommands(program, action);
   registerDemoCommands(program, action);
+  registerLearnCommands(program, action);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

@@ -10,6 +10,31 @@ import { homePaths, type HomePaths } from './paths.js';
 export const EMBEDDER_PROVIDERS = ['auto', 'transformers', 'use-lite', 'none', 'test'] as const;
 export type EmbedderProvider = (typeof EMBEDDER_PROVIDERS)[number];
 
+/** LLM choices; see `llm.provider`. */
+export const LLM_PROVIDERS = ['auto', 'none', 'openai', 'command'] as const;
+export type LlmProviderSetting = (typeof LLM_PROVIDERS)[number];
+
+/** An OpenAI-compatible base URL (`http://127.0.0.1:11434/v1`): http or https, no credentials in it. */
+export const LlmBaseUrlSchema = z
+  .string()
+  .min(1)
+  .max(2000)
+  .superRefine((value, context) => {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      context.addIssue({ code: 'custom', message: 'must be an http(s) URL such as http://127.0.0.1:11434/v1' });
+      return;
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      context.addIssue({ code: 'custom', message: 'must be an http(s) URL such as http://127.0.0.1:11434/v1' });
+    }
+    if (url.username || url.password) {
+      context.addIssue({ code: 'custom', message: 'must not carry credentials; put the key in the variable named by llm.api_key_env' });
+    }
+  });
+
 /** Upper bound on user tag rules of each kind: detection runs in hooks and must stay bounded. */
 const MAX_TAG_RULES = 200;
 
@@ -163,6 +188,41 @@ export const ConfigSchema = z.strictObject({
       dir_patterns: tagMap(isMarkerPath, MARKER_RULE).default({}),
     })
     .prefault({}),
+  llm: z
+    .strictObject({
+      /**
+       * Which LLM evaluation and extraction use (docs/LLM.md). `auto`: `openai` when a base_url is set, else
+       * `command` when a command is set, else `none` — no LLM, callers fall back to rules.
+       * `$ENGRAM_LLM_PROVIDER` wins. @default "auto"
+       */
+      provider: z.enum(LLM_PROVIDERS).default('auto'),
+      /** An OpenAI-compatible endpoint up to `/chat/completions`, e.g. `http://127.0.0.1:11434/v1`. `$ENGRAM_LLM_BASE_URL` wins. */
+      base_url: LlmBaseUrlSchema.optional(),
+      /** Model name sent to the endpoint (required for `openai`); `$ENGRAM_LLM_MODEL` wins. */
+      model: z.string().min(1).max(200).optional(),
+      /** Name of the environment variable holding the API key. The key itself never goes in config.json. @default "ENGRAM_LLM_API_KEY" */
+      api_key_env: z
+        .string()
+        .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be an environment variable name')
+        .default('ENGRAM_LLM_API_KEY'),
+      /** A command that reads the prompt on stdin and prints the answer, as argv: `["claude", "-p", "--model", "haiku"]`. `$ENGRAM_LLM_COMMAND` wins. */
+      command: z.array(z.string().min(1).max(4000)).min(1).max(64).optional(),
+      /** How long one call may take before it is abandoned (the command's process group is killed). @default 60000 */
+      timeout_ms: z.number().int().min(1_000).max(600_000).default(60_000),
+      /** Retries after a network error, 408, 429 or 5xx (OpenAI-compatible only). @default 2 */
+      max_retries: z.number().int().min(0).max(5).default(2),
+      /** Calls one agent session may make. @default 20 */
+      max_calls_per_session: z.number().int().min(0).max(100_000).default(20),
+      /** Tokens (prompt + completion) one agent session may use. @default 100000 */
+      max_tokens_per_session: z.number().int().min(0).max(100_000_000).default(100_000),
+      /** Calls per UTC day, all sessions together. @default 200 */
+      max_calls_per_day: z.number().int().min(0).max(1_000_000).default(200),
+      /** Tokens (prompt + completion) per UTC day, all sessions together. @default 400000 */
+      max_tokens_per_day: z.number().int().min(0).max(1_000_000_000).default(400_000),
+      /** Longest prompt (system + user text) accepted; longer ones are refused, never cut, so callers excerpt. @default 24000 */
+      max_prompt_chars: z.number().int().min(1_000).max(1_000_000).default(24_000),
+    })
+    .prefault({}),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
@@ -206,8 +266,9 @@ export function defaultConfig(): Config {
 }
 
 /**
- * Environment variables win over config.json. A bad `$ENGRAM_EMBEDDER` is an error like a bad config value: silently
- * ignoring it would leave the user searching with a model they did not ask for.
+ * Environment variables win over config.json. A bad `$ENGRAM_EMBEDDER`, `$ENGRAM_LLM_PROVIDER` or
+ * `$ENGRAM_LLM_BASE_URL` is an error like a bad config value: silently ignoring it would leave the user searching with a
+ * model, or sending prompts to an endpoint, they did not ask for.
  */
 function withEnvOverrides(config: Config, env: EngramEnv): Config {
   if (env.logLevel) config.log.level = env.logLevel;
@@ -225,6 +286,20 @@ function withEnvOverrides(config: Config, env: EngramEnv): Config {
   if (env.modelDir) config.embed.model_dir = env.modelDir;
   if (env.server === 'off') config.server.enabled = false;
   if (env.serverIdleMs !== undefined) config.server.idle_minutes = env.serverIdleMs / 60_000;
+  if (env.llmProvider !== undefined) {
+    const provider = z.enum(LLM_PROVIDERS).safeParse(env.llmProvider);
+    if (!provider.success) {
+      throw new EngramError('CONFIG_INVALID', `ENGRAM_LLM_PROVIDER must be one of ${LLM_PROVIDERS.join(', ')}, got '${env.llmProvider}'`);
+    }
+    config.llm.provider = provider.data;
+  }
+  if (env.llmBaseUrl !== undefined) {
+    const baseUrl = LlmBaseUrlSchema.safeParse(env.llmBaseUrl);
+    if (!baseUrl.success) throw new EngramError('CONFIG_INVALID', `ENGRAM_LLM_BASE_URL ${formatIssues(baseUrl.error).replace(/^\(root\): /, '')}`);
+    config.llm.base_url = baseUrl.data;
+  }
+  if (env.llmModel) config.llm.model = env.llmModel;
+  if (env.llmCommand) config.llm.command = env.llmCommand;
   return config;
 }
 
@@ -248,7 +323,7 @@ export function loadSettingsLeniently(env: EngramEnv): { settings: Settings; con
     try {
       config = withEnvOverrides(defaultConfig(), env);
     } catch {
-      config = withEnvOverrides(defaultConfig(), { ...env, embedder: undefined });
+      config = withEnvOverrides(defaultConfig(), { ...env, embedder: undefined, llmProvider: undefined, llmBaseUrl: undefined });
     }
     return {
       settings: { env, paths: homePaths(env.home), config, configSource: 'defaults' },

@@ -41,6 +41,19 @@ export interface EngramEnv {
   server: 'off' | undefined;
   /** `$ENGRAM_SERVER_IDLE_MS`: the background server's idle timeout in milliseconds (tests use a short one). */
   serverIdleMs: number | undefined;
+  /** `$ENGRAM_LLM_PROVIDER`: `auto`, `none`, `openai` or `command` (validated with the config). */
+  llmProvider: string | undefined;
+  /** `$ENGRAM_LLM_BASE_URL`: an OpenAI-compatible endpoint such as `http://127.0.0.1:11434/v1`. */
+  llmBaseUrl: string | undefined;
+  /** `$ENGRAM_LLM_MODEL`: the model name sent to that endpoint. */
+  llmModel: string | undefined;
+  /**
+   * `$ENGRAM_LLM_COMMAND` split into argv like a shell would split simple words: spaces separate, single and double
+   * quotes group, a backslash escapes the next character; no variables, globs or pipes (see {@link splitCommand}).
+   * The API key is deliberately not here: it is read at call time through {@link llmApiKey}, so it never sits in
+   * Settings or reaches a log.
+   */
+  llmCommand: string[] | undefined;
 }
 
 type Vars = Record<string, string | undefined>;
@@ -51,6 +64,60 @@ const positiveNumber = (value: string | undefined): number | undefined => {
   const number = Number(nonEmpty(value));
   return Number.isFinite(number) && number > 0 ? number : undefined;
 };
+
+/**
+ * Splits a command line into argv: whitespace separates words, `'…'` keeps its content literally, `"…"` keeps it
+ * except that a backslash escapes `"` and itself, and an unquoted backslash escapes the next character. An unclosed
+ * quote runs to the end. Nothing is expanded: the words go to `spawn` as they are, without a shell.
+ */
+export function splitCommand(line: string): string[] {
+  const words: string[] = [];
+  let word = '';
+  let inWord = false;
+  let quote: '"' | "'" | undefined;
+  for (let i = 0; i < line.length; i += 1) {
+    const char = line[i] as string;
+    if (quote === "'") {
+      if (char === "'") quote = undefined;
+      else word += char;
+    } else if (quote === '"') {
+      if (char === '"') quote = undefined;
+      else if (char === '\\' && (line[i + 1] === '"' || line[i + 1] === '\\')) word += line[++i];
+      else word += char;
+    } else if (char === "'" || char === '"') {
+      quote = char;
+      inWord = true;
+    } else if (char === '\\' && i + 1 < line.length) {
+      word += line[++i];
+      inWord = true;
+    } else if (/\s/.test(char)) {
+      if (inWord) words.push(word);
+      word = '';
+      inWord = false;
+    } else {
+      word += char;
+      inWord = true;
+    }
+  }
+  if (inWord) words.push(word);
+  return words;
+}
+
+/**
+ * The LLM API key, read when a call is made from the variable named by `llm.api_key_env` (default
+ * `ENGRAM_LLM_API_KEY`). Undefined when unset or blank: local servers need no key.
+ */
+export function llmApiKey(variableName: string, vars: Vars = process.env): string | undefined {
+  return nonEmpty(vars[variableName])?.trim();
+}
+
+/**
+ * The environment for a child process: ours plus `extra`. Here because this module is the only one that reads
+ * `process.env`.
+ */
+export function childEnv(extra: Record<string, string>, vars: Vars = process.env): Record<string, string | undefined> {
+  return { ...vars, ...extra };
+}
 
 /** Expands a leading `~` and makes a path absolute against `cwd`. */
 function absolutePath(path: string, userHome: string, cwd: string): string {
@@ -82,5 +149,9 @@ export function readEnv(vars: Vars = process.env, options: { homedir?: string; c
     hfEndpoint: nonEmpty(vars.HF_ENDPOINT)?.trim(),
     server: ['off', '0', 'false', 'no'].includes(nonEmpty(vars.ENGRAM_SERVER)?.trim().toLowerCase() ?? '') ? 'off' : undefined,
     serverIdleMs: positiveNumber(vars.ENGRAM_SERVER_IDLE_MS),
+    llmProvider: nonEmpty(vars.ENGRAM_LLM_PROVIDER)?.trim().toLowerCase(),
+    llmBaseUrl: nonEmpty(vars.ENGRAM_LLM_BASE_URL)?.trim(),
+    llmModel: nonEmpty(vars.ENGRAM_LLM_MODEL)?.trim(),
+    llmCommand: nonEmpty(vars.ENGRAM_LLM_COMMAND) ? splitCommand(vars.ENGRAM_LLM_COMMAND as string) : undefined,
   };
 }

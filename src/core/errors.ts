@@ -21,6 +21,12 @@ export type ErrorCode =
   | 'NATIVE_MODULE_MISSING'
   /** A file outside the store could not be read or written. */
   | 'IO'
+  /** No LLM is configured (`llm.provider` resolves to `none`): callers use their rule-based fallback. */
+  | 'LLM_UNAVAILABLE'
+  /** An LLM call would go over a configured cap (calls or tokens, per session or per day). */
+  | 'LLM_BUDGET'
+  /** The LLM endpoint or command failed: timeout, exhausted retries, an error status, an unusable answer. */
+  | 'LLM_FAILED'
   /** A bug: anything we did not anticipate. */
   | 'INTERNAL';
 

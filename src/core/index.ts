@@ -123,3 +123,16 @@ export type {
   TranscriptToolResult,
   TranscriptCompaction,
 } from './transcript/index.js';
+export {
+  createLlmClient,
+  resolveLlm,
+  estimateTokens,
+  extractJsonObject,
+  usageDay,
+  DEFAULT_MAX_TOKENS,
+  LLM_CHILD_VARIABLE,
+} from './llm/index.js';
+export type { LlmClient, LlmClientOptions, LlmRequest, LlmResponse, LlmUsage, LlmChoice, LlmLimits } from './llm/index.js';
+export { LLM_PROVIDERS } from './config.js';
+export type { LlmProviderSetting } from './config.js';
+export type { LlmUsageRepo, LlmUsageTotals } from './store/index.js';

@@ -82,8 +82,11 @@ function answerAndExit(stdout: string): void {
 /** Runs the hook `entry` of the install folder `root`. Always exits 0; never blocks the agent. */
 export async function runHook(entry: string, root: string): Promise<void> {
   const event = (HOOK_ENTRY_EVENTS as Record<string, HookEventName | undefined>)[entry];
-  if (!event) {
-    // An entry this version does not know (a newer hooks.json): read stdin so the agent sees no broken pipe, exit.
+  // An agent Engram itself runs as its LLM (`claude -p` for evaluation) must not record or evaluate its own session.
+  const nested = process.env.ENGRAM_LLM_CHILD === '1';
+  if (!event || nested) {
+    // An entry this version does not know (a newer hooks.json), or a nested session: read stdin so the agent sees no
+    // broken pipe, exit.
     process.stdin.on('data', () => {}).on('end', () => process.exit(0)).on('error', () => process.exit(0));
     setTimeout(() => process.exit(0), 1_000).unref();
     return;

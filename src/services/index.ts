@@ -146,3 +146,29 @@ export { runPendingJobs, queueAbandonedSessions, JOB_HANDLERS } from './jobs/ind
 export type { JobContext, JobHandler } from './jobs/index.js';
 export { runDemo } from './demo/index.js';
 export type { DemoReport, DemoStep } from './demo/index.js';
+export {
+  LEARNING,
+  nextScore,
+  nextRelevance,
+  minimalTagSubsets,
+  autoPinSubset,
+  relevanceEvidence,
+  relevanceVerdict,
+  decidePin,
+  applyJudgement,
+  recordFeedback,
+} from './learn/index.js';
+export type {
+  JudgementSource,
+  TagRelevance,
+  TagSetMatches,
+  TagSubset,
+  RelevanceEvidence,
+  RelevanceVerdict,
+  PinChange,
+  Judgement,
+  JudgementResult,
+  RelevanceChange,
+  FeedbackOptions,
+  FeedbackResult,
+} from './learn/index.js';

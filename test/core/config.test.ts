@@ -43,6 +43,17 @@ describe('loadSettings', () => {
       embed: { provider: 'auto' },
       search: {},
       tags: { builtin: true, path_patterns: [], remote_patterns: [], file_markers: {}, dependency_tags: {}, dir_patterns: {} },
+      llm: {
+        provider: 'auto',
+        api_key_env: 'ENGRAM_LLM_API_KEY',
+        timeout_ms: 60_000,
+        max_retries: 2,
+        max_calls_per_session: 20,
+        max_tokens_per_session: 100_000,
+        max_calls_per_day: 200,
+        max_tokens_per_day: 400_000,
+        max_prompt_chars: 24_000,
+      },
     });
   });
 

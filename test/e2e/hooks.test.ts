@@ -178,6 +178,14 @@ describe('hooks under hostile input', () => {
     expect(lines.filter((line) => line.msg === 'hook done').map((line) => line.path)).toEqual(['in-process', 'server']);
   }, 60_000);
 
+  it('does nothing in a session Engram itself started as its LLM (ENGRAM_LLM_CHILD=1): no record, no server', async () => {
+    const home = tempDir();
+    const result = await hookProcess('user-prompt-submit', JSON.stringify(VALID), { home, server: true, env: { ENGRAM_LLM_CHILD: '1' } });
+    expect(result).toMatchObject({ code: 0, stdout: '', stderr: '' });
+    expect(existsSync(join(home, 'engram.db'))).toBe(false);
+    expect(existsSync(join(home, 'run'))).toBe(false);
+  });
+
   it('exits 0 for an event this version does not handle, without starting a bootstrap', async () => {
     const home = tempDir();
     const result = await hookProcess('pre-compact', JSON.stringify(VALID), { home });

@@ -89,6 +89,18 @@ describe('SessionStart', () => {
     store.close();
   });
 
+  it('shows a system pin made for a tag subset only where those tags are', async () => {
+    const h = setup();
+    const store = h.open();
+    const { engram } = addEngram(store, { text: 'React components use the design-system Button, never a raw button.', category: 'frontend' });
+    store.write(() => store.engrams.update(engram.id, { pinned: true, auto_pinned: true, prerequisites: { tags: ['react'] } }));
+    store.close();
+    expect(context(await h.run('SessionStart', { source: 'startup' }))).not.toContain('design-system Button');
+    writeFileSync(join(h.cwd, 'package.json'), JSON.stringify({ dependencies: { react: '19.0.0' } }));
+    const other = await h.run('SessionStart', { source: 'startup', session_id: 'sess-2' });
+    expect(context(other)).toContain('design-system Button');
+  });
+
   it('skips a pinned engram whose prerequisites do not hold here', async () => {
     const h = setup();
     const store = h.open();

@@ -11,3 +11,4 @@ export { KNN_MAX_K } from './vectors.js';
 export type { VectorRepo, VectorSpace, VectorSpaceInfo, PendingVector, Neighbour, SearchState } from './vectors.js';
 export type { ActivityRepo, ShownRecord, ToolEventRecord, SessionAuditRecord } from './activity.js';
 export type { JobRepo, Job, JobKind } from './jobs.js';
+export type { LlmUsageRepo, LlmUsageTotals } from './llm-usage.js';

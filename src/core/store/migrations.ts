@@ -240,6 +240,23 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX jobs_status ON jobs (status, id);
     `,
   },
+  {
+    version: 6,
+    name: 'llm-usage',
+    sql: `
+      -- What LLM calls cost, per UTC day and agent session ('' for calls outside a session), so the caps on calls
+      -- and tokens hold across processes: hooks, the server and the CLI all count against the same rows.
+      CREATE TABLE llm_usage (
+        day               TEXT    NOT NULL CHECK (length(day) = 10),
+        session_id        TEXT    NOT NULL DEFAULT '',
+        calls             INTEGER NOT NULL DEFAULT 0 CHECK (calls >= 0),
+        prompt_tokens     INTEGER NOT NULL DEFAULT 0 CHECK (prompt_tokens >= 0),
+        completion_tokens INTEGER NOT NULL DEFAULT 0 CHECK (completion_tokens >= 0),
+        PRIMARY KEY (day, session_id)
+      );
+      CREATE INDEX llm_usage_session ON llm_usage (session_id);
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -10,6 +10,13 @@ export interface StatsRepo {
   replace(engramId: number, stats: EngramStats): void;
   /** Tag-relevance rows of these engrams for these tags (recall's tag adjustment). */
   tagRelevance(engramIds: readonly number[], tags: readonly string[]): TagRelevanceRow[];
+  /**
+   * Counts one match: `engrams.times_matched` and the rows of this repo and this tag set (sorted here) go up by one;
+   * each `last_matched_at` becomes the later of its value and `at`. An empty repo or tag set is not counted.
+   */
+  recordMatch(engramId: number, match: { repo: string | null; tagSet: readonly string[]; at: string }): void;
+  /** Writes one tag's relevance row as given (the learn service computes the EMA). */
+  upsertTagRelevance(engramId: number, row: EngramStats['tag_relevance'][number]): void;
 }
 
 /** One engram's learned relevance in one tag. */
@@ -49,6 +56,27 @@ export function createStatsRepo(db: Database): StatsRepo {
      VALUES (?, ?, ?, ?, ?, ?)`,
   );
 
+  const matchEngram = db.prepare(
+    `UPDATE engrams SET times_matched = times_matched + 1,
+            last_matched_at = max(coalesce(last_matched_at, ''), @at) WHERE id = @id`,
+  );
+  const matchRepo = db.prepare(
+    `INSERT INTO engram_repo_stats (engram_id, repo, times_matched, last_matched_at) VALUES (@id, @repo, 1, @at)
+     ON CONFLICT (engram_id, repo) DO UPDATE SET times_matched = times_matched + 1,
+       last_matched_at = max(coalesce(last_matched_at, ''), excluded.last_matched_at)`,
+  );
+  const matchTagSet = db.prepare(
+    `INSERT INTO engram_tag_stats (engram_id, tag_set, times_matched, last_matched_at) VALUES (@id, @tagSet, 1, @at)
+     ON CONFLICT (engram_id, tag_set) DO UPDATE SET times_matched = times_matched + 1,
+       last_matched_at = max(coalesce(last_matched_at, ''), excluded.last_matched_at)`,
+  );
+  const upsertRelevance = db.prepare(
+    `INSERT INTO engram_tag_relevance (engram_id, tag, score, positive_evals, negative_evals, last_evaluated_at)
+     VALUES (@id, @tag, @score, @positive_evals, @negative_evals, @last_evaluated_at)
+     ON CONFLICT (engram_id, tag) DO UPDATE SET score = excluded.score, positive_evals = excluded.positive_evals,
+       negative_evals = excluded.negative_evals, last_evaluated_at = excluded.last_evaluated_at`,
+  );
+
   // Prepared on first use and kept: search calls it for every query.
   let relevanceOf: Statement<[string, string], TagRelevanceRow> | undefined;
   return {
@@ -59,6 +87,14 @@ export function createStatsRepo(db: Database): StatsRepo {
           WHERE engram_id IN (SELECT value FROM json_each(?)) AND tag IN (SELECT value FROM json_each(?))`,
       );
       return relevanceOf.all(JSON.stringify(engramIds), JSON.stringify(tags));
+    },
+    recordMatch(engramId, { repo, tagSet, at }) {
+      matchEngram.run({ id: engramId, at });
+      if (repo) matchRepo.run({ id: engramId, repo, at });
+      if (tagSet.length > 0) matchTagSet.run({ id: engramId, tagSet: JSON.stringify([...new Set(tagSet)].sort()), at });
+    },
+    upsertTagRelevance(engramId, row) {
+      upsertRelevance.run({ id: engramId, ...row });
     },
     get(engramId) {
       return {

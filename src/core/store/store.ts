@@ -4,6 +4,7 @@ import { createActivityRepo, type ActivityRepo } from './activity.js';
 import { classifySqliteError, loadVectorExtension, openDatabase, type Database } from './database.js';
 import { createEngramRepo, type EngramRepo } from './engrams.js';
 import { createJobRepo, type JobRepo } from './jobs.js';
+import { createLlmUsageRepo, type LlmUsageRepo } from './llm-usage.js';
 import { migrate, SCHEMA_VERSION, schemaVersion, type MigrationReport } from './migrations.js';
 import { createSessionRepo, type SessionRepo } from './sessions.js';
 import { createStatsRepo, type StatsRepo } from './stats.js';
@@ -20,6 +21,8 @@ export interface Store {
   readonly activity: ActivityRepo;
   /** Background work handed off by hooks. */
   readonly jobs: JobRepo;
+  /** What LLM calls used, per day and session (the caps in core/llm). */
+  readonly llmUsage: LlmUsageRepo;
   /** What opening did to the schema. */
   readonly migration: MigrationReport;
   /**
@@ -104,6 +107,7 @@ export function openStore(options: OpenStoreOptions): Store {
     stats: createStatsRepo(db),
     activity: createActivityRepo(db),
     jobs: createJobRepo(db),
+    llmUsage: createLlmUsageRepo(db),
     migration,
     write: (fn) => guard(() => db.transaction(fn).immediate()),
     read: (fn) => guard(() => db.transaction(fn).deferred()),

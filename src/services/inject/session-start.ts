@@ -17,7 +17,10 @@ export function sessionStartPicks(store: Store, env: SearchEnvironment): Session
   const scope = { project: env.repo ?? '', includePersonal: true };
   const visible = (engram: Engram): boolean => passesGates(engram, { scope }, env);
   // Read a few more than are shown: gates drop some (another OS, a missing MCP server).
-  const pinned = store.engrams.mostUseful({ pinned: true }, 200).filter(visible);
+  // A pin the system made for a tag subset (services/learn) holds where those tags are: its tags are a condition.
+  const tagsHold = (engram: Engram): boolean =>
+    !engram.auto_pinned || !env.tags || (engram.prerequisites?.tags ?? []).every((tag) => env.tags?.includes(tag));
+  const pinned = store.engrams.mostUseful({ pinned: true }, 200).filter((engram) => visible(engram) && tagsHold(engram));
   const project = env.repo
     ? store.engrams.mostUseful({ project: env.repo, pinned: false }, INJECT.sessionProjectMax * 4).filter(visible).slice(0, INJECT.sessionProjectMax)
     : [];

@@ -1,0 +1,43 @@
+import { LIMITS, sanitizeText, type Store } from '../../core/index.js';
+import { resolveEngram, type EngramRef } from '../memory/index.js';
+import { applyJudgement, type JudgementResult } from './apply.js';
+import { LEARNING } from './constants.js';
+
+/** Where and why feedback was given. */
+export interface FeedbackOptions {
+  /** Why it was (not) useful: echoed back, not stored yet (there is no table for it). */
+  reason?: string;
+  /** The environment's tags. */
+  tags?: readonly string[];
+  /** The environment's repository (project name). */
+  repo?: string | null;
+  now?: () => Date;
+}
+
+/** What feedback changed, with the verdict and reason it was given. */
+export interface FeedbackResult extends JudgementResult {
+  useful: boolean;
+  reason: string | null;
+}
+
+/**
+ * Explicit feedback from a person (`engram feedback`) or, later, the agent (MCP): a judgement at the top or bottom of
+ * the scale (±3) with double weight.
+ */
+export function recordFeedback(store: Store, ref: EngramRef, useful: boolean, options: FeedbackOptions = {}): FeedbackResult {
+  const at = (options.now ?? (() => new Date()))();
+  const reason = options.reason === undefined ? '' : sanitizeText(options.reason).text.trim().slice(0, LIMITS.textChars);
+  return store.write(() => {
+    const engram = resolveEngram(store, ref);
+    const result = applyJudgement(store, {
+      engramId: engram.id,
+      score: useful ? LEARNING.feedbackScore : -LEARNING.feedbackScore,
+      tags: options.tags ?? [],
+      repo: options.repo ?? null,
+      source: 'feedback',
+      at,
+    });
+    const { engram_id, ...rest } = result;
+    return { engram_id, useful, reason: reason === '' ? null : reason, ...rest };
+  });
+}

@@ -1,0 +1,14 @@
+export { CONVERSATION, conversationLines, chunkConversation, excerptAround } from './conversation.js';
+export type { ConversationLine } from './conversation.js';
+export { LEARNING } from './constants.js';
+export type { JudgementSource } from './constants.js';
+export { rawScore, checkScore, nextScore, nextRelevance } from './ema.js';
+export type { TagRelevance } from './ema.js';
+export { subsetMatches, minimalTagSubsets, autoPinSubset } from './tag-subsets.js';
+export type { TagSetMatches, TagSubset, TagSubsetOptions } from './tag-subsets.js';
+export { relevanceEvidence, relevanceVerdict, withTagPrerequisite, decidePin } from './pin.js';
+export type { RelevanceEvidence, RelevanceVerdict, PinChange } from './pin.js';
+export { applyJudgement } from './apply.js';
+export type { Judgement, JudgementResult, RelevanceChange } from './apply.js';
+export { recordFeedback } from './feedback.js';
+export type { FeedbackOptions, FeedbackResult } from './feedback.js';
