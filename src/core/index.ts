@@ -87,6 +87,8 @@ export type {
   ShownRecord,
   ToolEventRecord,
   SessionAuditRecord,
+  JudgementRecord,
+  EvaluationState,
   JobRepo,
   Job,
   JobKind,

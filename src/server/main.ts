@@ -7,7 +7,7 @@
  */
 import { chmodSync, existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
-import { createLogger, loadSettingsLeniently, openStore, readEnv, resolveEmbedder, VERSION, type Embedder, type Store } from '../core/index.js';
+import { createLlmClient, createLogger, loadSettingsLeniently, openStore, readEnv, resolveEmbedder, VERSION, type Embedder, type Store } from '../core/index.js';
 import { createSearchEngine, embedPending, queueAbandonedSessions, runPendingJobs, searchTuning, type SearchEngine } from '../services/index.js';
 import { handleHookCall } from '../hooks/dispatch.js';
 import { hookEnvironment } from '../hooks/environment.js';
@@ -36,7 +36,7 @@ if (configError) log.warn('config.json is invalid; using defaults', { error: con
 if (process.argv.includes('--drain')) {
   try {
     const drainStore = openStore({ path: settings.paths.db, busyTimeoutMs: 5_000 });
-    const result = await runPendingJobs({ store: drainStore, log, now: () => new Date() });
+    const result = await runPendingJobs({ store: drainStore, log, now: () => new Date(), llm: createLlmClient(settings, { store: drainStore, log }) });
     log.info('drained jobs', result);
     drainStore.close();
   } catch (error) {
@@ -139,6 +139,7 @@ function scheduleJobs(): void {
           store,
           log,
           now: () => new Date(),
+          llm: createLlmClient(liveSettings(), { store, log }),
           ...(loaded ? { embedPending: async () => (await embedPending(store, loaded)).embedded } : {}),
         });
       } catch (error) {

@@ -157,6 +157,15 @@ export {
   decidePin,
   applyJudgement,
   recordFeedback,
+  evaluateSession,
+  evaluatePending,
+  evaluationStatus,
+  scoreFromAnswer,
+  EVALUATION,
+  CONVERSATION,
+  conversationLines,
+  chunkConversation,
+  excerptAround,
 } from './learn/index.js';
 export type {
   JudgementSource,
@@ -171,4 +180,6 @@ export type {
   RelevanceChange,
   FeedbackOptions,
   FeedbackResult,
+  EvaluationReport,
+  ConversationLine,
 } from './learn/index.js';

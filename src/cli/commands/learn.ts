@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { join } from 'node:path';
-import { detectEnvironment, EngramError } from '../../core/index.js';
-import { recordFeedback, type FeedbackResult } from '../../services/index.js';
+import { createLlmClient, detectEnvironment, EngramError } from '../../core/index.js';
+import { evaluatePending, evaluationStatus, recordFeedback, type EvaluationReport, type FeedbackResult } from '../../services/index.js';
 import { parseRef } from '../_args.js';
 import type { Action } from '../program.js';
 
@@ -19,8 +19,58 @@ function renderFeedback(result: FeedbackResult): string {
   return lines.join('\n');
 }
 
-/** feedback. */
+/** Evaluation reports, for people. */
+function renderEvaluations(reports: EvaluationReport[]): string {
+  if (reports.length === 0) return 'no session is waiting for evaluation';
+  return reports
+    .map((report) =>
+      [
+        `${report.session_id}: ${report.outcome}${report.error ? ` (${report.error})` : ''}`,
+        ...report.judged.map((j) => `  EG#${j.engram_id}: ${j.score === null ? 'no judgement' : `score ${j.score}`}${j.pin ? ` · ${j.pin}` : ''}`),
+      ].join('\n'),
+    )
+    .join('\n');
+}
+
+/** feedback, eval status, eval run. */
 export function registerLearnCommands(program: Command, action: Action): void {
+  const evaluation = program.command('eval').description('the judgement of shown engrams after each session');
+  evaluation
+    .command('status')
+    .description('sessions by evaluation state, or one session with its judgements')
+    .option('--session <id>', 'one session')
+    .action(
+      action((context, flags: { session?: string }) => {
+        const result = evaluationStatus(context.store(), flags.session);
+        return {
+          result,
+          pretty: () =>
+            [
+              Object.entries(result.counts).map(([status, n]) => `${status}: ${n}`).join(' · '),
+              ...('session' in result && result.session
+                ? [
+                    `${result.session.session_id}: ${result.session.eval_status} after ${result.session.eval_attempts} attempt(s)${result.session.eval_error ? ` (${result.session.eval_error})` : ''}`,
+                    ...(result.judgements ?? []).map((j) => `  EG#${j.engram_id}: ${j.score === null ? 'no judgement' : `score ${j.score}`} by ${j.judged_by}${j.evidence ? ` — "${j.evidence}"` : ''}`),
+                  ]
+                : []),
+            ].join('\n'),
+        };
+      }),
+    );
+  evaluation
+    .command('run')
+    .description('evaluate now the sessions still waiting (or one), with the configured LLM')
+    .option('--session <id>', 'one session')
+    .action(
+      action(async (context, flags: { session?: string }) => {
+        const store = context.store();
+        const llm = createLlmClient(context.settings(), { store });
+        const reports = await evaluatePending(store, { llm, ...(flags.session ? { sessionId: flags.session } : {}) });
+        return { result: { llm: llm.describe, reports }, pretty: () => `LLM: ${llm.describe}\n${renderEvaluations(reports)}` };
+      }),
+    );
+
+
   program
     .command('feedback')
     .description('say whether an engram helped here; counts double in its learned relevance for this environment')

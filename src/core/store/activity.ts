@@ -41,6 +41,30 @@ export interface SessionAuditRecord {
   at: string;
 }
 
+/** One judgement of an engram in a session (the evaluator's; score null when no LLM judged). */
+export interface JudgementRecord {
+  session_id: string | null;
+  engram_id: number;
+  source: 'evaluation' | 'feedback';
+  score: number | null;
+  evidence: string | null;
+  /** The model or provider that judged, or `none`. */
+  judged_by: string;
+  at: string;
+}
+
+/** A session's evaluation state (`session_audit`). */
+export interface EvaluationState {
+  session_id: string;
+  env_tags: string[];
+  repo: string | null;
+  transcript_path: string | null;
+  eval_status: 'pending' | 'running' | 'completed' | 'failed' | 'skipped';
+  eval_attempts: number;
+  eval_error: string | null;
+  evaluated_at: string | null;
+}
+
 /** SQL access to what hooks did in a session: what they showed, which tools ran, the session's environment. */
 export interface ActivityRepo {
   /** The session's context epoch (moves on compaction), 0 for a session never seen. */
@@ -59,6 +83,19 @@ export interface ActivityRepo {
   toolEvents(sessionId: string): ToolEventRecord[];
   /** Creates or refreshes the session's audit row; tags accumulate (a session can move between folders). */
   audit(record: SessionAuditRecord): void;
+  evaluation(sessionId: string): EvaluationState | undefined;
+  /**
+   * Marks the session's evaluation running and counts the attempt, unless it is finished (`done`) or has used up
+   * `maxAttempts` (`gave-up`). Run inside a write transaction.
+   */
+  claimEvaluation(sessionId: string, at: string, maxAttempts: number): 'claimed' | 'done' | 'gave-up' | 'missing';
+  finishEvaluation(sessionId: string, status: 'completed' | 'failed' | 'skipped', error: string | null, at: string): void;
+  /** Records a judgement once per (session, engram, source); false when it was already there. */
+  recordJudgement(judgement: JudgementRecord): boolean;
+  judgements(sessionId: string): JudgementRecord[];
+  evaluationCounts(): Record<EvaluationState['eval_status'], number>;
+  /** Sessions whose evaluation is still to run (pending, or failed with attempts left), oldest first. */
+  pendingEvaluations(maxAttempts: number, limit: number): string[];
 }
 
 const QUERY_CHARS = 1_000;
@@ -100,7 +137,63 @@ export function createActivityRepo(db: Database): ActivityRepo {
       transcript_path = coalesce(session_audit.transcript_path, excluded.transcript_path),
       updated_at = excluded.updated_at`);
 
+  const evaluationStmt = db.prepare<[string], Omit<EvaluationState, 'env_tags'> & { env_tags: string }>(
+    `SELECT session_id, env_tags, repo, transcript_path, eval_status, eval_attempts, eval_error, evaluated_at
+       FROM session_audit WHERE session_id = ?`,
+  );
+  const judgementStmt = db.prepare(`
+    INSERT INTO engram_judgements (session_id, engram_id, source, score, evidence, judged_by, at)
+    VALUES (@session_id, @engram_id, @source, @score, @evidence, @judged_by, @at)
+    ON CONFLICT (session_id, engram_id, source) DO NOTHING`);
+  const evaluation = (sessionId: string): EvaluationState | undefined => {
+    const row = evaluationStmt.get(sessionId);
+    return row ? { ...row, env_tags: JSON.parse(row.env_tags) as string[] } : undefined;
+  };
+
   return {
+    evaluation,
+    claimEvaluation(sessionId, at, maxAttempts) {
+      const state = evaluation(sessionId);
+      if (!state) return 'missing';
+      if (state.eval_status === 'completed' || state.eval_status === 'skipped') return 'done';
+      if (state.eval_attempts >= maxAttempts) return 'gave-up';
+      db.prepare("UPDATE session_audit SET eval_status = 'running', eval_attempts = eval_attempts + 1, updated_at = ? WHERE session_id = ?").run(at, sessionId);
+      return 'claimed';
+    },
+    finishEvaluation(sessionId, status, error, at) {
+      db.prepare('UPDATE session_audit SET eval_status = ?, eval_error = ?, evaluated_at = ?, updated_at = ? WHERE session_id = ?').run(
+        status,
+        error === null ? null : sanitizeText(error).text.slice(0, 2_000),
+        at,
+        at,
+        sessionId,
+      );
+    },
+    recordJudgement(judgement) {
+      return judgementStmt.run({ ...judgement, evidence: clean(judgement.evidence, QUERY_CHARS) }).changes > 0;
+    },
+    judgements: (sessionId) =>
+      db
+        .prepare<[string], JudgementRecord>(
+          'SELECT session_id, engram_id, source, score, evidence, judged_by, at FROM engram_judgements WHERE session_id = ? ORDER BY id',
+        )
+        .all(sessionId),
+    evaluationCounts() {
+      const counts = { pending: 0, running: 0, completed: 0, failed: 0, skipped: 0 };
+      for (const row of db.prepare<[], { eval_status: EvaluationState['eval_status']; n: number }>('SELECT eval_status, count(*) AS n FROM session_audit GROUP BY eval_status').all()) {
+        counts[row.eval_status] = row.n;
+      }
+      return counts;
+    },
+    pendingEvaluations: (maxAttempts, limit) =>
+      db
+        .prepare<[number, number], { session_id: string }>(
+          `SELECT session_id FROM session_audit
+            WHERE eval_status = 'pending' OR (eval_status IN ('failed', 'running') AND eval_attempts < ?)
+            ORDER BY created_at LIMIT ?`,
+        )
+        .all(maxAttempts, limit)
+        .map((row) => row.session_id),
     contextEpoch: (sessionId) => epochStmt.get(sessionId)?.context_epoch ?? 0,
     nextContextEpoch(sessionId) {
       bumpStmt.run(sessionId);

@@ -9,6 +9,6 @@ export type { SessionRepo, Session, SessionSighting, UserPrompt, Agent } from '.
 export type { StatsRepo, TagRelevanceRow } from './stats.js';
 export { KNN_MAX_K } from './vectors.js';
 export type { VectorRepo, VectorSpace, VectorSpaceInfo, PendingVector, Neighbour, SearchState } from './vectors.js';
-export type { ActivityRepo, ShownRecord, ToolEventRecord, SessionAuditRecord } from './activity.js';
+export type { ActivityRepo, ShownRecord, ToolEventRecord, SessionAuditRecord, JudgementRecord, EvaluationState } from './activity.js';
 export type { JobRepo, Job, JobKind } from './jobs.js';
 export type { LlmUsageRepo, LlmUsageTotals } from './llm-usage.js';

@@ -257,6 +257,27 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX llm_usage_session ON llm_usage (session_id);
     `,
   },
+  {
+    version: 7,
+    name: 'judgements',
+    sql: `
+      -- Every judgement of an engram in a session: the evaluator's (score -3..3 with quoted evidence, or NULL when no
+      -- LLM could judge) and, later, explicit feedback. One per (session, engram, source): an evaluation interrupted
+      -- and retried never counts an engram twice, because statistics move in the transaction that inserts the row.
+      CREATE TABLE engram_judgements (
+        id         INTEGER PRIMARY KEY,
+        session_id TEXT    REFERENCES sessions (id) ON DELETE CASCADE,
+        engram_id  INTEGER NOT NULL REFERENCES engrams (id) ON DELETE CASCADE,
+        source     TEXT    NOT NULL CHECK (source IN ('evaluation', 'feedback')),
+        score      REAL    CHECK (score IS NULL OR score BETWEEN -3 AND 3),
+        evidence   TEXT,
+        judged_by  TEXT    NOT NULL,
+        at         TEXT    NOT NULL,
+        UNIQUE (session_id, engram_id, source)
+      );
+      CREATE INDEX engram_judgements_engram ON engram_judgements (engram_id);
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -1,4 +1,5 @@
-import type { Job, JobKind, Logger, Store } from '../../core/index.js';
+import type { Job, JobKind, LlmClient, Logger, Store } from '../../core/index.js';
+import { evaluateSession } from '../learn/index.js';
 
 /** What a job handler may use: the store, and the warm server's ability to embed what lacks vectors. */
 export interface JobContext {
@@ -7,6 +8,8 @@ export interface JobContext {
   now(): Date;
   /** Embeds engrams that lack vectors with the loaded model; absent when no model is loaded. */
   embedPending?: () => Promise<number>;
+  /** The LLM that judges shown engrams; absent or `none`: nothing is judged (services/learn/evaluate.ts). */
+  llm?: LlmClient | null;
 }
 
 /** One kind of background work. */
@@ -17,20 +20,25 @@ const STALE_AFTER_MS = 10 * 60 * 1000;
 
 /**
  * `session-end`: what happens after an agent session ends, off the hook's clock. It makes sure the session has an
- * audit row (what the evaluator reads: env tags, repo, transcript) and brings vectors up to date so the next
- * session's searches need no catch-up. Evaluation and tape recording are added to this job by later releases.
+ * audit row (what the evaluator reads: env tags, repo, transcript), judges the engrams shown in it (once per session,
+ * however often the job runs), and brings vectors up to date so the next session's searches need no catch-up. Tape
+ * recording joins this job with the tapes release.
  */
 const sessionEnd: JobHandler = async (job, context) => {
   const { store } = context;
   const at = context.now().toISOString();
   const session = job.session_id ? store.sessions.get(job.session_id) : undefined;
+  let evaluation: string | null = null;
   if (session) {
     store.write(() =>
       store.activity.audit({ session_id: session.id, env_tags: [], repo: session.project, transcript_path: session.transcript_path, at }),
     );
+    const report = await evaluateSession(store, session.id, { llm: context.llm ?? null, now: context.now, log: context.log });
+    evaluation = report.outcome;
+    if (report.outcome === 'failed') context.log.warn('evaluation failed; it is retried with the next job run', { session: session.id, error: report.error });
   }
   const embedded = context.embedPending ? await context.embedPending() : 0;
-  return { session: session?.id ?? null, shown: session ? store.activity.shown(session.id).length : 0, embedded };
+  return { session: session?.id ?? null, shown: session ? store.activity.shown(session.id).length : 0, evaluation, embedded };
 };
 
 /** A session quiet this long without a SessionEnd was abandoned (terminal closed, agent killed, `-p` cut short). */

@@ -12,3 +12,5 @@ export { applyJudgement } from './apply.js';
 export type { Judgement, JudgementResult, RelevanceChange } from './apply.js';
 export { recordFeedback } from './feedback.js';
 export type { FeedbackOptions, FeedbackResult } from './feedback.js';
+export { evaluateSession, evaluatePending, evaluationStatus, scoreFromAnswer, EVALUATION } from './evaluate.js';
+export type { EvaluationReport } from './evaluate.js';
