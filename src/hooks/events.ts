@@ -40,8 +40,8 @@ export interface HookRuntime {
   inject: Pick<InjectDeps, 'search' | 'embedderKind' | 'mode' | 'answeredBy'>;
   /** Where the agent works: os, repo, MCP servers, tags (cached per folder). */
   environment(cwd: string, agent: Agent): HookEnvironment;
-  /** Asks for background work (queued jobs) to run soon. */
-  wake(): void;
+  /** Asks for background work (queued jobs) to run soon; resolves once the request is made (a hook exits after). */
+  wake(): void | Promise<void>;
 }
 
 /** One handler's view of a call. */
@@ -153,10 +153,10 @@ export const HANDLERS: { [E in HookEventName]: Handler<z.ZodType<HookCommon>> } 
     return null;
   }),
 
-  SessionEnd: define(SessionEndInputSchema, ({ input, runtime, session }) => {
+  SessionEnd: define(SessionEndInputSchema, async ({ input, runtime, session }) => {
     recordSessionEnd(runtime.store(), session, input.reason ?? null, { now: runtime.now });
     queueSessionEndWork(runtime.store(), session, { now: runtime.now });
-    runtime.wake();
+    await runtime.wake();
     return null;
   }),
 };

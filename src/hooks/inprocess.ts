@@ -15,6 +15,7 @@ import {
 import { createSearchEngine, searchTuning } from '../services/index.js';
 import { startBootstrap } from '../../scripts/install-state.mjs';
 import { serverPaths } from '../server/address.js';
+import { ask } from '../server/ask.js';
 import { startServer } from '../server/client.js';
 import { handleHookCall, type HookCall } from './dispatch.js';
 import { hookEnvironment } from './environment.js';
@@ -43,10 +44,15 @@ export async function runInProcess(
   const wakeServer = (): void => {
     if (serverWanted) startServer({ paths, installRoot: options.installRoot, home, logs: settings.paths.logs });
   };
-  /** Queued jobs run in the server, or — when it is switched off — in a one-off background process. */
-  const runJobs = (): void => {
-    if (settings.config.server.enabled) wakeServer();
-    else startServer({ paths, installRoot: options.installRoot, home, logs: settings.paths.logs, drainOnly: true });
+  /** Queued jobs run in the server (woken, or started), or — when it is switched off — in a one-off process. */
+  const runJobs = async (): Promise<void> => {
+    if (settings.config.server.enabled) {
+      // A running server that did not answer in time still takes a wake; otherwise start one (it drains at start,
+      // and sweeps for pending jobs every few seconds if it was starting already).
+      if (!(await ask(paths.socket, { v: 1, op: 'wake' }, 300))) wakeServer();
+    } else {
+      startServer({ paths, installRoot: options.installRoot, home, logs: settings.paths.logs, drainOnly: true });
+    }
   };
 
   let store: Store | undefined;

@@ -326,18 +326,31 @@ async function embedInBackground(embedder: Embedder): Promise<void> {
   if (total > 0) log.info('embedded missing vectors', { count: total, model: embedder.model });
 }
 
-/** Jobs queued while no wake reached this server (a hook that timed out and answered itself) still run. */
-const JOB_SWEEP_EVERY_MS = 30_000;
+/** Jobs queued while no wake reached this server (a hook that answered itself while this server was starting)
+ * still run within seconds; one count query each time. */
+const JOB_SWEEP_EVERY_MS = 3_000;
+/** Sessions that went quiet without a SessionEnd are looked for less often: that query reads every open session. */
+const ABANDONED_SWEEP_EVERY_MS = 60_000;
 setInterval(() => {
   if (stopping) return;
   try {
-    const abandoned = queueAbandonedSessions(store, new Date());
-    if (abandoned > 0) log.info('queued the work of sessions that ended without a SessionEnd', { sessions: abandoned });
     if (store.jobs.counts().pending > 0) scheduleJobs();
   } catch (error) {
     log.warn('job sweep failed', { error });
   }
 }, JOB_SWEEP_EVERY_MS).unref();
+setInterval(() => {
+  if (stopping) return;
+  try {
+    const abandoned = queueAbandonedSessions(store, new Date());
+    if (abandoned > 0) {
+      log.info('queued the work of sessions that ended without a SessionEnd', { sessions: abandoned });
+      scheduleJobs();
+    }
+  } catch (error) {
+    log.warn('abandoned-session sweep failed', { error });
+  }
+}, ABANDONED_SWEEP_EVERY_MS).unref();
 
 setInterval(() => {
   if (stopping) return;
