@@ -4,13 +4,11 @@ export interface PluginHook {
   timeout: number;
   matcher?: string | Record<string, string>;
   agents?: string[];
-  async?: string[];
 }
 export interface HookHandler {
   type: 'command';
   command: string;
   timeout: number;
-  async?: boolean;
 }
 export interface HookGroup {
   matcher?: string;
@@ -20,4 +18,3 @@ export declare const HOOK_AGENTS: readonly ['claude', 'codex'];
 export declare function hookCommand(root: string, entry: string, agent: 'claude' | 'codex'): string;
 export declare function isEngramHookCommand(command: unknown): boolean;
 export declare function hookGroups(plugin: { hooks: PluginHook[] }, agent: 'claude' | 'codex', root: string): Record<string, HookGroup[]>;
-export declare function hookEntries(plugin: { hooks: PluginHook[] }): string[];

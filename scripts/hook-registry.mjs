@@ -22,10 +22,10 @@ export function isEngramHookCommand(command) {
 
 /**
  * The `hooks` object for one agent: `{ <Event>: [{ matcher?, hooks: [{ type, command, timeout, async? }] }] }`.
- * A hook entry may name the agents it is for (`agents`), a matcher per agent, and the agents that run it `async`
- * (Claude Code only: Codex skips async handlers).
+ * A hook entry may name the agents it is for (`agents`) and a matcher per agent. Handlers are never `async`: Codex
+ * skips async handlers, and Claude Code -p skips SessionEnd while one is still running.
  * @param {{ hooks: Array<{ event: string, entry: string, timeout: number, matcher?: string | Record<string, string>,
- *   agents?: string[], async?: string[] }> }} plugin plugin.json
+ *   agents?: string[] }> }} plugin plugin.json
  * @param {'claude' | 'codex'} agent
  * @param {string} root see {@link hookCommand}
  */
@@ -35,13 +35,7 @@ export function hookGroups(plugin, agent, root) {
     if (hook.agents && !hook.agents.includes(agent)) continue;
     const matcher = typeof hook.matcher === 'string' ? hook.matcher : hook.matcher?.[agent];
     const handler = { type: 'command', command: hookCommand(root, hook.entry, agent), timeout: hook.timeout };
-    if (hook.async?.includes(agent)) handler.async = true;
     hooks[hook.event] = [{ ...(matcher ? { matcher } : {}), hooks: [handler] }];
   }
   return hooks;
-}
-
-/** The hook entry names (`node hooks/run.cjs <entry>`) plugin.json declares. */
-export function hookEntries(plugin) {
-  return plugin.hooks.map((hook) => hook.entry);
 }

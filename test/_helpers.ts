@@ -208,13 +208,19 @@ export function serverPid(home: string): number | null {
   }
 }
 
-/** True while a process with this pid exists. */
+/** True while a process exists and is not a zombie waiting to be reaped (detached servers are reparented, and a
+ * container's init may not reap them at once). */
 export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return true;
   }
 }
 

@@ -77,7 +77,6 @@ const engine: SearchEngine = createSearchEngine(store, {
 });
 /** Hybrid once the model is loaded; until then (and without a model) hooks get BM25 answers at once. */
 let model: { name: string; kind: string } | null = null;
-let modelReady = false;
 
 /** config.json as of its last change: budgets, capture and tag rules apply without a restart (a new embedding
  * model or store path needs one: the server would have to reload everything). */
@@ -134,7 +133,7 @@ function scheduleJobs(): void {
       jobsAgain = false;
       busy++;
       try {
-        const loaded = modelReady ? (await engine.embedder()).embedder : null;
+        const loaded = model ? (await engine.embedder()).embedder : null;
         await runPendingJobs({
           store,
           log,
@@ -298,7 +297,6 @@ async function warmUp(): Promise<void> {
     if (loaded.embedder) {
       await engine.search({ query: 'warm up', mode: 'hybrid', topK: 1 });
       model = { name: loaded.embedder.model, kind: loaded.embedder.kind };
-      modelReady = true;
     }
     log.info('server warm', { ms: Math.round(performance.now() - started), model: model?.name ?? null, reason: loaded.reason });
     if (loaded.embedder) void embedInBackground(loaded.embedder);

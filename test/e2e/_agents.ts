@@ -8,7 +8,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { ROOT, SHARED } from '../_helpers.js';
+import { alive, ROOT, SHARED } from '../_helpers.js';
 
 export const RUN_CLAUDE = join(SHARED, 'tools', 'fake-anthropic', 'run-claude.sh');
 export const RUN_CODEX = join(SHARED, 'tools', 'fake-openai', 'run-codex.sh');
@@ -46,21 +46,6 @@ export function requestLog(file: string): Array<{ method: string; path: string; 
     .split('\n')
     .filter(Boolean)
     .map((line) => JSON.parse(line));
-}
-
-/** True while the process exists and is not a zombie waiting to be reaped (detached servers are reparented). */
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return existsSync(`/proc/${pid}`) || process.platform !== 'linux';
-  }
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createLlmClient, type EngramError } from '../../../src/core/index.js';
 import { tempDir, tempStore } from '../../_helpers.js';
-import { alive, eventually, fakeCommand, llmSettings } from './_fakes.js';
+import { alive } from '../../_helpers.js';
+import { eventually, fakeCommand, llmSettings } from './_fakes.js';
 
 /** A client whose command is `node <fake script> …args`. */
 function commandClient(args: string[], llm: Record<string, unknown> = {}) {
