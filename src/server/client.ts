@@ -3,9 +3,11 @@ import { closeSync, existsSync, mkdirSync, openSync, statSync, utimesSync, write
 import { join } from 'node:path';
 // Starting the background server from a hook process that found none (the in-process path).
 import type { ServerPaths } from './address.js';
+import { lockOwner, processAlive } from './lock.js';
 
-/** A hook starts at most one server per this many milliseconds per home (the server's own lock does the rest). */
-const SPAWN_EVERY_MS = 3_000;
+/** Hooks that find no server at the same moment start one between them: a spawn within this window is left to
+ * take the lock (the server's own lock settles the rest). */
+const SPAWN_EVERY_MS = 1_000;
 
 /**
  * Starts the server in the background unless one was started moments ago. Detached in its own process group with
@@ -25,10 +27,15 @@ export function startServer(options: {
   const script = join(options.installRoot, 'dist', 'server.mjs');
   try {
     if (!existsSync(script)) return false;
-    try {
-      if (!options.drainOnly && now - statSync(options.paths.spawnStamp).mtimeMs < SPAWN_EVERY_MS) return false;
-    } catch {
-      // Never started from this home.
+    if (!options.drainOnly) {
+      // A server that holds the lock is running or starting: it answers soon and sweeps for queued jobs.
+      const owner = lockOwner(options.paths.lock);
+      if (owner !== null && processAlive(owner)) return false;
+      try {
+        if (now - statSync(options.paths.spawnStamp).mtimeMs < SPAWN_EVERY_MS) return false;
+      } catch {
+        // Never started from this home.
+      }
     }
     mkdirSync(options.paths.run, { recursive: true, mode: 0o700 });
     writeFileSync(options.paths.spawnStamp, String(process.pid), { mode: 0o600 });

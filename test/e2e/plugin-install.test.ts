@@ -280,7 +280,11 @@ describe.skipIf(!existsSync(RUN_CLAUDE))('a marketplace install in the real Clau
     try {
       expect(store2.sessions.prompts(off.id).map((p) => p.content)).toEqual([TOPIC.unrelated]);
       expect(store2.activity.shown(off.id).map(({ engram_id, event }) => ({ engram_id, event }))).toEqual([{ engram_id: pinnedId, event: 'SessionStart' }]);
-      expect(await sessionEndJob(store2, off.id)).toMatchObject({ status: 'done' });
+      const job = await sessionEndJob(store2, off.id);
+      if (job?.status !== 'done') {
+        for (const name of ['server.log', 'hooks.log']) console.log(`DEBUG ${name}\n` + (() => { try { return readFileSync(join(engramHome, 'logs', name), 'utf8').split('\n').slice(-25).join('\n'); } catch { return '-'; } })());
+      }
+      expect(job).toMatchObject({ status: 'done' });
     } finally {
       store2.close();
     }
