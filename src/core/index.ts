@@ -138,3 +138,4 @@ export type { LlmClient, LlmClientOptions, LlmRequest, LlmResponse, LlmUsage, Ll
 export { LLM_PROVIDERS } from './config.js';
 export type { LlmProviderSetting } from './config.js';
 export type { LlmUsageRepo, LlmUsageTotals } from './store/index.js';
+export type { ExtractionRepo, ExtractionState } from './store/index.js';

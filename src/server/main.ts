@@ -36,7 +36,13 @@ if (configError) log.warn('config.json is invalid; using defaults', { error: con
 if (process.argv.includes('--drain')) {
   try {
     const drainStore = openStore({ path: settings.paths.db, busyTimeoutMs: 5_000 });
-    const result = await runPendingJobs({ store: drainStore, log, now: () => new Date(), llm: createLlmClient(settings, { store: drainStore, log }) });
+    const result = await runPendingJobs({
+      store: drainStore,
+      log,
+      now: () => new Date(),
+      llm: createLlmClient(settings, { store: drainStore, log }),
+      describeEnvironment: (cwd) => hookEnvironment(settings, cwd, 'unknown'),
+    });
     log.info('drained jobs', result);
     drainStore.close();
   } catch (error) {
@@ -139,6 +145,8 @@ function scheduleJobs(): void {
           log,
           now: () => new Date(),
           llm: createLlmClient(liveSettings(), { store, log }),
+          embedder: loaded,
+          describeEnvironment: (cwd) => hookEnvironment(liveSettings(), cwd, 'unknown'),
           ...(loaded ? { embedPending: async () => (await embedPending(store, loaded)).embedded } : {}),
         });
       } catch (error) {

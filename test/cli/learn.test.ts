@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, tempDir } from '../_helpers.js';
+import { openStore } from '../../src/core/index.js';
+import { completion, fakeOpenAi } from '../core/llm/_fakes.js';
+import { cli, SHARED, tempDir } from '../_helpers.js';
 import { gitRepo, write } from '../core/environment/_fixture.js';
 
 /** An Engram home with one engram, and a TypeScript repository to give feedback from. */
@@ -57,5 +59,61 @@ describe('engram feedback', () => {
     expect((await cli(['feedback', 'nope', '--useful'], { home, cwd: project })).code).toBe(2);
     expect((await cli(['feedback', '99', '--useful'], { home, cwd: project })).code).toBe(3);
     expect((await cli(['get', '1'], { home })).json.times_matched).toBe(0);
+  });
+});
+
+describe('engram extract', () => {
+  const transcript = join(SHARED, 'fixtures', 'transcripts', 'codex-0.169.0__scripted-session.jsonl');
+  const answer = JSON.stringify({
+    engrams: [{ text: 'In this project src/missing.py does not exist; list src before reading files there.', tags: ['python'], kind: 'struggle', scope: 'project', evidence: 'ls src/missing.py (failed)' }],
+  });
+
+  it('learns from a transcript file with the configured LLM; --dry-run writes nothing; a second run reads nothing again', async () => {
+    const home = tempDir();
+    const server = await fakeOpenAi([completion(answer)]);
+    const env = { ENGRAM_LLM_BASE_URL: server.baseUrl, ENGRAM_LLM_MODEL: 'extractor', ENGRAM_EMBEDDER: 'none' };
+    const dry = await cli(['extract', '--transcript', transcript, '--dry-run'], { home, env });
+    expect(dry.code).toBe(0);
+    expect(dry.json.reports).toEqual([
+      expect.objectContaining({ session_id: '01a200c5-e3f5-7893-a481-82c60fff87ef', outcome: 'completed', dry_run: true, lessons: [expect.objectContaining({ action: 'would-create', project: 'proj' })] }),
+    ]);
+    expect((await cli(['list'], { home })).json.total).toBe(0);
+
+    const real = await cli(['extract', '--transcript', transcript], { home, env });
+    expect(real.json.reports[0].lessons).toEqual([expect.objectContaining({ action: 'created', engram_id: 1 })]);
+    expect((await cli(['get', '1'], { home })).json).toMatchObject({ source: 'extracted', source_sessions: ['01a200c5-e3f5-7893-a481-82c60fff87ef'], project: 'proj' });
+    const again = await cli(['extract', '--transcript', transcript, '--pretty'], { home, env });
+    expect(again.stdout).toContain('01a200c5-e3f5-7893-a481-82c60fff87ef: done');
+    expect(server.requests).toHaveLength(2);
+    const status = await cli(['eval', 'status'], { home });
+    expect(status.json.extractions).toEqual({ running: 0, completed: 1, failed: 0, skipped: 0 });
+  });
+
+  it('says what is wrong with its arguments', async () => {
+    const home = tempDir();
+    const error = async (argv: string[]) => {
+      const result = await cli(argv, { home });
+      return { code: result.code, ...JSON.parse(result.stderr).error };
+    };
+    expect(await error(['extract'])).toMatchObject({ code: 'USAGE', message: 'give exactly one of --session, --since and --transcript' });
+    expect(await error(['extract', '--since', '2026-11-01', '--session', 'x'])).toMatchObject({ code: 'USAGE' });
+    expect((await error(['extract', '--since', 'yesterday'])).message).toBe("--since must be a date such as 2026-11-01, not 'yesterday'");
+    expect((await error(['extract', '--session', 'nope'])).code).toBe('NOT_FOUND');
+    expect((await error(['extract', '--transcript', join(home, 'missing.jsonl')])).code).toBe('NOT_FOUND');
+  });
+});
+
+describe('feedback reasons', () => {
+  it('are stored with the judgement, redacted', async () => {
+    const { home, project } = await setup();
+    await cli(['feedback', '1', '--useful', '--reason', 'saved me; key sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789'], { home, cwd: project });
+    const store = openStore({ path: join(home, 'engram.db') });
+    try {
+      const rows = store.db.prepare('SELECT session_id, engram_id, source, score, evidence, judged_by FROM engram_judgements').all() as Array<Record<string, unknown>>;
+      expect(rows).toEqual([{ session_id: null, engram_id: 1, source: 'feedback', score: 3, evidence: expect.stringContaining('saved me; key'), judged_by: 'person' }]);
+      expect(String(rows[0]?.evidence)).not.toContain('abcdefghijklmnop');
+    } finally {
+      store.close();
+    }
   });
 });

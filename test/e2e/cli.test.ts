@@ -43,7 +43,7 @@ describe('bin/engram', () => {
     const home = tempDir();
     const status = engramProcess(['status'], { home });
     expect(status.status).toBe(0);
-    expect(JSON.parse(status.stdout)).toMatchObject({ home, store: { journal_mode: 'wal', schema_version: 7 }, engrams: { total: 0 } });
+    expect(JSON.parse(status.stdout)).toMatchObject({ home, store: { journal_mode: 'wal', schema_version: 8 }, engrams: { total: 0 } });
     const doctor = engramProcess(['doctor', '--pretty'], { home });
     expect(doctor.status).toBe(0);
     expect(doctor.stdout).toMatch(/^engram doctor: (ok|degraded)\n/);

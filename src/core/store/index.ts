@@ -12,3 +12,4 @@ export type { VectorRepo, VectorSpace, VectorSpaceInfo, PendingVector, Neighbour
 export type { ActivityRepo, ShownRecord, ToolEventRecord, SessionAuditRecord, JudgementRecord, EvaluationState } from './activity.js';
 export type { JobRepo, Job, JobKind } from './jobs.js';
 export type { LlmUsageRepo, LlmUsageTotals } from './llm-usage.js';
+export type { ExtractionRepo, ExtractionState } from './extractions.js';

@@ -278,6 +278,28 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX engram_judgements_engram ON engram_judgements (engram_id);
     `,
   },
+  {
+    version: 8,
+    name: 'extractions',
+    sql: `
+      -- Which part of each session's conversation extraction has read, so a session is mined once however often its
+      -- job runs, and a resumed session (same id, longer transcript) is mined again only for what is new.
+      -- Not tied to sessions: \`engram extract --transcript\` reads sessions the hooks never saw.
+      CREATE TABLE session_extractions (
+        session_id      TEXT    PRIMARY KEY,
+        transcript_path TEXT,
+        status          TEXT    NOT NULL CHECK (status IN ('running', 'completed', 'failed', 'skipped')),
+        attempts        INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+        lines_done      INTEGER NOT NULL DEFAULT 0 CHECK (lines_done >= 0),
+        created         INTEGER NOT NULL DEFAULT 0,
+        merged          INTEGER NOT NULL DEFAULT 0,
+        rejected        INTEGER NOT NULL DEFAULT 0,
+        error           TEXT,
+        updated_at      TEXT    NOT NULL
+      );
+      CREATE INDEX session_extractions_status ON session_extractions (status);
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

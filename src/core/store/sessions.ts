@@ -62,6 +62,8 @@ export interface SessionRepo {
   /** Stores a prompt; the same (session, prompt_key) twice is stored once. Returns false for a repeat. */
   insertPrompt(prompt: { session_id: string; prompt_key: string | null; content: string; project: string | null; at: string }): boolean;
   prompts(sessionId: string): UserPrompt[];
+  /** Sessions with a transcript active at or after `since` (ISO), oldest first. */
+  activeSince(since: string, limit: number): Session[];
   counts(): { sessions: number; open_sessions: number; prompts: number; last_started_at: string | null };
 }
 
@@ -121,6 +123,12 @@ export function createSessionRepo(db: Database): SessionRepo {
     },
     prompts: (sessionId) =>
       db.prepare<[string], UserPrompt>('SELECT * FROM user_prompts WHERE session_id = ? ORDER BY id').all(sessionId),
+    activeSince: (since, limit) =>
+      db
+        .prepare<[string, number], Session>(
+          'SELECT * FROM sessions WHERE transcript_path IS NOT NULL AND last_activity_at >= ? ORDER BY last_activity_at, id LIMIT ?',
+        )
+        .all(since, limit),
     counts() {
       return db
         .prepare(

@@ -3,6 +3,7 @@ import { EngramError } from '../errors.js';
 import { createActivityRepo, type ActivityRepo } from './activity.js';
 import { classifySqliteError, loadVectorExtension, openDatabase, type Database } from './database.js';
 import { createEngramRepo, type EngramRepo } from './engrams.js';
+import { createExtractionRepo, type ExtractionRepo } from './extractions.js';
 import { createJobRepo, type JobRepo } from './jobs.js';
 import { createLlmUsageRepo, type LlmUsageRepo } from './llm-usage.js';
 import { migrate, SCHEMA_VERSION, schemaVersion, type MigrationReport } from './migrations.js';
@@ -23,6 +24,8 @@ export interface Store {
   readonly jobs: JobRepo;
   /** What LLM calls used, per day and session (the caps in core/llm). */
   readonly llmUsage: LlmUsageRepo;
+  /** How far extraction has read each session's conversation. */
+  readonly extractions: ExtractionRepo;
   /** What opening did to the schema. */
   readonly migration: MigrationReport;
   /**
@@ -108,6 +111,7 @@ export function openStore(options: OpenStoreOptions): Store {
     activity: createActivityRepo(db),
     jobs: createJobRepo(db),
     llmUsage: createLlmUsageRepo(db),
+    extractions: createExtractionRepo(db),
     migration,
     write: (fn) => guard(() => db.transaction(fn).immediate()),
     read: (fn) => guard(() => db.transaction(fn).deferred()),

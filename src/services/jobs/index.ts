@@ -1,5 +1,5 @@
-import type { Job, JobKind, LlmClient, Logger, Store } from '../../core/index.js';
-import { evaluateSession } from '../learn/index.js';
+import { isEngramError, type Embedder, type Job, type JobKind, type LlmClient, type Logger, type Store } from '../../core/index.js';
+import { evaluateSession, extractSession, sessionSource } from '../learn/index.js';
 
 /** What a job handler may use: the store, and the warm server's ability to embed what lacks vectors. */
 export interface JobContext {
@@ -8,8 +8,12 @@ export interface JobContext {
   now(): Date;
   /** Embeds engrams that lack vectors with the loaded model; absent when no model is loaded. */
   embedPending?: () => Promise<number>;
-  /** The LLM that judges shown engrams; absent or `none`: nothing is judged (services/learn/evaluate.ts). */
+  /** The LLM that judges shown engrams and extracts lessons; absent or `none`: nothing is judged or extracted. */
   llm?: LlmClient | null;
+  /** The loaded embedder, for extraction's duplicate check by meaning (without it, by word overlap only). */
+  embedder?: Embedder | null;
+  /** The environment of a folder (its tags and MCP servers), for what extraction infers about a lesson. */
+  describeEnvironment?: (cwd: string) => { tags?: readonly string[]; mcpServers?: readonly string[] };
 }
 
 /** One kind of background work. */
@@ -29,6 +33,7 @@ const sessionEnd: JobHandler = async (job, context) => {
   const at = context.now().toISOString();
   const session = job.session_id ? store.sessions.get(job.session_id) : undefined;
   let evaluation: string | null = null;
+  let extraction: Record<string, unknown> | null = null;
   if (session) {
     store.write(() =>
       store.activity.audit({ session_id: session.id, env_tags: [], repo: session.project, transcript_path: session.transcript_path, at }),
@@ -36,10 +41,30 @@ const sessionEnd: JobHandler = async (job, context) => {
     const report = await evaluateSession(store, session.id, { llm: context.llm ?? null, now: context.now, log: context.log });
     evaluation = report.outcome;
     if (report.outcome === 'failed') context.log.warn('evaluation failed; it is retried with the next job run', { session: session.id, error: report.error });
+    extraction = await extractAfterSession(context, session.id);
   }
   const embedded = context.embedPending ? await context.embedPending() : 0;
-  return { session: session?.id ?? null, shown: session ? store.activity.shown(session.id).length : 0, evaluation, embedded };
+  return { session: session?.id ?? null, shown: session ? store.activity.shown(session.id).length : 0, evaluation, extraction, embedded };
 };
+
+/** Extraction after the session ends: a missing transcript or a failing model is logged, never fails the job. */
+async function extractAfterSession(context: JobContext, sessionId: string): Promise<Record<string, unknown> | null> {
+  try {
+    const source = sessionSource(context.store, sessionId, context.describeEnvironment);
+    if (!source) return null;
+    const report = await extractSession(context.store, source, { llm: context.llm ?? null, embedder: context.embedder ?? null, now: context.now, log: context.log });
+    if (report.outcome === 'failed') context.log.warn('extraction failed; the next run continues where it stopped', { session: sessionId, error: report.error });
+    return {
+      outcome: report.outcome,
+      created: report.lessons.filter((lesson) => lesson.action === 'created').map((lesson) => lesson.engram_id),
+      merged: report.lessons.filter((lesson) => lesson.action === 'merged').map((lesson) => lesson.engram_id),
+      rejected: report.rejected.length,
+    };
+  } catch (error) {
+    context.log.warn('extraction could not run', { session: sessionId, error: isEngramError(error) ? error.message : String(error) });
+    return { outcome: 'failed' };
+  }
+}
 
 /** A session quiet this long without a SessionEnd was abandoned (terminal closed, agent killed, `-p` cut short). */
 const ABANDONED_AFTER_MS = 2 * 60 * 60 * 1000;

@@ -75,17 +75,24 @@ export function conversationLines(transcript: Transcript, options: { messageChar
 
 const render = (line: ConversationLine): string => `${line.role}: ${line.text}`;
 
+/** One chunk of conversation: lines `[start, end)` rendered as `role: text`. */
+export interface ConversationChunk {
+  start: number;
+  end: number;
+  text: string;
+}
+
 /**
  * Chunks of at most `chunkChars` for extraction, consecutive chunks sharing `overlapMessages` messages. A single line
  * longer than a chunk cannot happen: lines are cut to `messageChars` first.
  */
-export function chunkConversation(
+export function conversationChunks(
   lines: readonly ConversationLine[],
   options: { chunkChars?: number; overlapMessages?: number } = {},
-): string[] {
+): ConversationChunk[] {
   const size = options.chunkChars ?? CONVERSATION.chunkChars;
   const overlap = options.overlapMessages ?? CONVERSATION.overlapMessages;
-  const chunks: string[] = [];
+  const chunks: ConversationChunk[] = [];
   let start = 0;
   while (start < lines.length) {
     let end = start;
@@ -94,11 +101,19 @@ export function chunkConversation(
       length += render(lines[end] as ConversationLine).length + 1;
       end++;
     }
-    chunks.push(lines.slice(start, end).map(render).join('\n'));
+    chunks.push({ start, end, text: lines.slice(start, end).map(render).join('\n') });
     if (end >= lines.length) break;
     start = Math.max(start + 1, end - overlap);
   }
   return chunks;
+}
+
+/** The texts of {@link conversationChunks}. */
+export function chunkConversation(
+  lines: readonly ConversationLine[],
+  options: { chunkChars?: number; overlapMessages?: number } = {},
+): string[] {
+  return conversationChunks(lines, options).map((chunk) => chunk.text);
 }
 
 /**

@@ -5,13 +5,17 @@ import { LEARNING } from './constants.js';
 
 /** Where and why feedback was given. */
 export interface FeedbackOptions {
-  /** Why it was (not) useful: echoed back, not stored yet (there is no table for it). */
+  /** Why it was (not) useful: stored with the judgement (`engram_judgements.evidence`), redacted. */
   reason?: string;
   /** The environment's tags. */
   tags?: readonly string[];
   /** The environment's repository (project name). */
   repo?: string | null;
   now?: () => Date;
+  /** The agent session it was given in (MCP, later); feedback from the CLI belongs to none. */
+  sessionId?: string | null;
+  /** Who gave it: `person` (CLI) or, later, the agent. @default "person" */
+  by?: string;
 }
 
 /** What feedback changed, with the verdict and reason it was given. */
@@ -22,7 +26,8 @@ export interface FeedbackResult extends JudgementResult {
 
 /**
  * Explicit feedback from a person (`engram feedback`) or, later, the agent (MCP): a judgement at the top or bottom of
- * the scale (±3) with double weight.
+ * the scale (±3) with double weight, recorded with its reason in `engram_judgements` (every feedback is a row; the
+ * once-per-session rule is the evaluator's).
  */
 export function recordFeedback(store: Store, ref: EngramRef, useful: boolean, options: FeedbackOptions = {}): FeedbackResult {
   const at = (options.now ?? (() => new Date()))();
@@ -36,6 +41,15 @@ export function recordFeedback(store: Store, ref: EngramRef, useful: boolean, op
       repo: options.repo ?? null,
       source: 'feedback',
       at,
+    });
+    store.activity.recordJudgement({
+      session_id: options.sessionId ?? null,
+      engram_id: engram.id,
+      source: 'feedback',
+      score: useful ? LEARNING.feedbackScore : -LEARNING.feedbackScore,
+      evidence: reason === '' ? null : reason,
+      judged_by: options.by ?? 'person',
+      at: at.toISOString(),
     });
     const { engram_id, ...rest } = result;
     return { engram_id, useful, reason: reason === '' ? null : reason, ...rest };

@@ -9,7 +9,7 @@ export { passesGates, prerequisitesHold, currentOs, inCategory, inScope } from '
 export type { SearchEnvironment, SearchFilters, ProjectScope } from './gates.js';
 export { buildBm25Index, createBm25Cache, loadBm25Snapshot, rebuildBm25Snapshot, saveBm25Snapshot, snapshotPath } from './bm25.js';
 export type { Bm25Index, Bm25Hit, Bm25Cache, Bm25Filter, Bm25Source } from './bm25.js';
-export { embedPending, embedNewEngrams, reindexVectors, modelStatus } from './vectors.js';
+export { embedPending, embedNewEngrams, ensureVectorSpace, reindexVectors, modelStatus } from './vectors.js';
 export type { EmbedReport, EmbedOptions, ReindexReport, CatchUpReport, ModelStatus } from './vectors.js';
 export { TUNING, searchTuning } from './tuning.js';
 export type { SearchTuning } from './tuning.js';
