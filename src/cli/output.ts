@@ -2,13 +2,15 @@ import { isEngramError, redactDeep, redactText, toEngramError, type EngramError,
 
 /**
  * Exit codes, stable for scripts and agents:
- * 0 success; 1 internal error (a bug); 2 usage or invalid input (including config.json); 3 not found;
+ * 0 success; 1 internal error (a bug); 2 usage or invalid input (including config.json, an unsupported transcript
+ * version in strict mode); 3 not found;
  * 4 store, installation or LLM unavailable (locked, newer schema, native module missing, I/O, no LLM, LLM budget
  * spent, LLM call failed).
  */
 export const EXIT_CODES: Record<ErrorCode, number> = {
   USAGE: 2,
   INVALID_INPUT: 2,
+  UNSUPPORTED_VERSION: 2,
   CONFIG_INVALID: 2,
   NOT_FOUND: 3,
   STORE_UNAVAILABLE: 4,

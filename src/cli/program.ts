@@ -3,10 +3,12 @@ import { EngramError, VERSION } from '../core/index.js';
 import { registerDemoCommands } from './commands/demo.js';
 import { registerEngramCommands } from './commands/engrams.js';
 import { registerEnvCommands } from './commands/env.js';
+import { registerExplainCommands } from './commands/explain.js';
 import { registerHealthCommands } from './commands/health.js';
 import { registerHooksCommands } from './commands/hooks.js';
 import { registerLearnCommands } from './commands/learn.js';
 import { registerSearchCommands } from './commands/search.js';
+import { registerTapeCommands } from './commands/tapes.js';
 import { registerTransferCommands } from './commands/transfer.js';
 import { registerWorkspaceCommands } from './commands/workspace.js';
 import { createCliContext, type CliContext, type CliIo } from './context.js';
@@ -69,6 +71,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   registerEnvCommands(program, action);
   registerDemoCommands(program, action);
   registerLearnCommands(program, action);
+  registerExplainCommands(program, action);
+  registerTapeCommands(program, action);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

@@ -134,6 +134,13 @@ export const ConfigSchema = z.strictObject({
       session_chars: z.number().int().min(1_000).max(1_000_000).default(24_000),
     })
     .prefault({}),
+  tapes: z
+    .strictObject({
+      /** Record every ended session as a tape (in the repository's .engram/tapes/ when it opted in with `engram
+       * init`, else under $ENGRAM_HOME/tapes/). Off: only `engram ingest` / `engram record` make tapes. @default true */
+      record: z.boolean().default(true),
+    })
+    .prefault({}),
   server: z
     .strictObject({
       /** Run the background server that keeps the index and model warm for hooks. Off: hooks answer in-process

@@ -27,6 +27,8 @@ export type ErrorCode =
   | 'LLM_BUDGET'
   /** The LLM endpoint or command failed: timeout, exhausted retries, an error status, an unusable answer. */
   | 'LLM_FAILED'
+  /** A transcript was written by an agent version an adapter does not support, and strict mode was asked for. */
+  | 'UNSUPPORTED_VERSION'
   /** A bug: anything we did not anticipate. */
   | 'INTERNAL';
 

@@ -42,6 +42,8 @@ if (process.argv.includes('--drain')) {
       now: () => new Date(),
       llm: createLlmClient(settings, { store: drainStore, log }),
       describeEnvironment: (cwd) => hookEnvironment(settings, cwd, 'unknown'),
+      env: settings.env,
+      recordTapes: settings.config.tapes.record,
     });
     log.info('drained jobs', result);
     drainStore.close();
@@ -147,6 +149,8 @@ function scheduleJobs(): void {
           llm: createLlmClient(liveSettings(), { store, log }),
           embedder: loaded,
           describeEnvironment: (cwd) => hookEnvironment(liveSettings(), cwd, 'unknown'),
+          env: settings.env,
+          recordTapes: liveSettings().config.tapes.record,
           ...(loaded ? { embedPending: async () => (await embedPending(store, loaded)).embedded } : {}),
         });
       } catch (error) {

@@ -32,8 +32,8 @@ export type {
 } from './memory/index.js';
 export { exportEngrams, exportLine, ExportLineSchema, importEngrams } from './transfer/index.js';
 export type { ExportLine, ExportOptions, ImportReport, ImportOptions, LineError } from './transfer/index.js';
-export { initRepo } from './workspace/index.js';
-export type { InitResult } from './workspace/index.js';
+export { initRepo, installGitHooks, uninstallGitHooks, gitHooksStatus, GIT_HOOKS } from './workspace/index.js';
+export type { InitResult, GitHookName, GitHookReport, GitHooksResult } from './workspace/index.js';
 export {
   recordSessionStart,
   recordPrompt,
@@ -205,3 +205,87 @@ export type {
   LessonKind,
   DuplicateMatch,
 } from './learn/index.js';
+export {
+  HARNESSES,
+  HarnessSchema,
+  TapeEventSchema,
+  CoverageSchema,
+  RangeSchema,
+  ADAPTERS,
+  adaptTranscript,
+  detectHarness,
+  tapeLocation,
+  serializeTape,
+  writeTape,
+  readTape,
+  readTapeText,
+  listTapes,
+  resolveTape,
+  summarizeTape,
+  collectGarbage,
+  recordTranscript,
+  ingestSessions,
+} from './tape/index.js';
+export type {
+  Harness,
+  TapeEvent,
+  TapeEventKind,
+  TapeSource,
+  LineRange,
+  Coverage,
+  MetaEvent,
+  CodeEditEvent,
+  CodeReadEvent,
+  SpanLinkEvent,
+  LoadedTape,
+  AdapterOptions,
+  AdapterResult,
+  TapeLocation,
+  WrittenTape,
+  TapeFile,
+  TapeSummary,
+  GcReport,
+  RecordOptions,
+  RecordResult,
+  RecordedTape,
+  IngestOptions,
+  IngestReport,
+  IngestSource,
+} from './tape/index.js';
+export {
+  fingerprints,
+  fingerprintSet,
+  anchorsForText,
+  jaccard,
+  TAPE_TUNING,
+  INDEX_PROFILES,
+  INDEX_PROFILE_NAMES,
+  openEvidenceIndex,
+  indexTape,
+  rebuildIndex,
+  indexPathForProfile,
+  indexState,
+  walkLineage,
+  explainSpan,
+  refreshIndex,
+  explainInFolder,
+  rebuildFolderIndex,
+} from './tape/index.js';
+export type {
+  Fingerprint,
+  SpanAnchor,
+  FingerprintParams,
+  IndexProfile,
+  EvidenceIndex,
+  IndexTapeResult,
+  RebuildReport,
+  WalkOptions,
+  LineageStep,
+  ExplainSpan,
+  ExplainOptions,
+  ExplainResponse,
+  ExplainResult,
+  TapeCatalog,
+  RefreshReport,
+  FolderOptions,
+} from './tape/index.js';

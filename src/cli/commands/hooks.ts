@@ -2,6 +2,10 @@ import { Option, type Command } from 'commander';
 import {
   AGENTS,
   SCOPES,
+  gitHooksStatus,
+  installGitHooks,
+  uninstallGitHooks,
+  type GitHooksResult,
   hooksStatus,
   installHooks,
   trustHooks,
@@ -13,6 +17,7 @@ import {
   type Scope,
   type TrustReport,
 } from '../../services/index.js';
+import { join } from 'node:path';
 import type { Action } from '../program.js';
 
 interface RegistrationFlags {
@@ -77,6 +82,13 @@ function renderStatus(status: HooksStatus): string {
     for (const problem of agent.problems) lines.push(`  problem: ${problem.detail}${problem.fix ? `\n    fix: ${problem.fix}` : ''}`);
   }
   return lines.join('\n');
+}
+
+function renderGitHooks(result: GitHooksResult): string {
+  return [
+    `${result.dry_run ? '[dry run] ' : ''}${result.root} (hooks in ${result.hooks_dir})`,
+    ...result.hooks.map((hook) => `  ${hook.hook}: ${hook.action}${hook.note ? ` — ${hook.note}` : ''}`),
+  ].join('\n');
 }
 
 /** hooks install | uninstall | trust | status: Engram's hooks in agent settings files, for users without plugins. */
@@ -167,6 +179,39 @@ export function registerHooksCommands(program: Command, action: Action): void {
           ...(flags.agent ? { agents: [flags.agent] } : {}),
         });
         return { result, pretty: () => renderStatus(result) };
+      }),
+    );
+
+  const git = hooks
+    .command('git')
+    .description('git hooks of an opted-in repository: pre-commit ingests new sessions and stages their tapes, post-merge rebuilds the index');
+  git
+    .command('install')
+    .description('add Engram to pre-commit and post-merge (existing hooks keep running; ENGRAM_GIT_HOOKS_OFF=1 skips it once)')
+    .option('--dry-run', 'show what would change; write nothing')
+    .action(
+      action((context, flags: { dryRun?: boolean }) => {
+        const result = installGitHooks({ cwd: context.io.cwd, engram: join(context.installRoot, 'bin', 'engram'), dryRun: flags.dryRun ?? false });
+        return { result, pretty: () => renderGitHooks(result) };
+      }),
+    );
+  git
+    .command('uninstall')
+    .description("remove Engram's lines from the git hooks (and a hook file that held nothing else); nothing else changes")
+    .option('--dry-run', 'show what would change; write nothing')
+    .action(
+      action((context, flags: { dryRun?: boolean }) => {
+        const result = uninstallGitHooks({ cwd: context.io.cwd, dryRun: flags.dryRun ?? false });
+        return { result, pretty: () => renderGitHooks(result) };
+      }),
+    );
+  git
+    .command('status')
+    .description("which git hooks hold Engram's lines")
+    .action(
+      action((context) => {
+        const result = gitHooksStatus({ cwd: context.io.cwd });
+        return { result, pretty: () => renderGitHooks(result) };
       }),
     );
 }

@@ -1,5 +1,6 @@
-import { isEngramError, type Embedder, type Job, type JobKind, type LlmClient, type Logger, type Store } from '../../core/index.js';
+import { isEngramError, type Embedder, type EngramEnv, type Job, type JobKind, type LlmClient, type Logger, type Session, type Store } from '../../core/index.js';
 import { evaluateSession, extractSession, sessionSource } from '../learn/index.js';
+import { ingestSessions, subagentTranscripts } from '../tape/index.js';
 
 /** What a job handler may use: the store, and the warm server's ability to embed what lacks vectors. */
 export interface JobContext {
@@ -14,6 +15,10 @@ export interface JobContext {
   embedder?: Embedder | null;
   /** The environment of a folder (its tags and MCP servers), for what extraction infers about a lesson. */
   describeEnvironment?: (cwd: string) => { tags?: readonly string[]; mcpServers?: readonly string[] };
+  /** Where tapes and the agents' folders are; absent (or `recordTapes` false): the session is not recorded as a tape. */
+  env?: Pick<EngramEnv, 'home' | 'claudeConfigDir' | 'codexHome'>;
+  /** config.json `tapes.record`. @default true */
+  recordTapes?: boolean;
 }
 
 /** One kind of background work. */
@@ -34,25 +39,49 @@ const sessionEnd: JobHandler = async (job, context) => {
   const session = job.session_id ? store.sessions.get(job.session_id) : undefined;
   let evaluation: string | null = null;
   let extraction: Record<string, unknown> | null = null;
+  let tapes: string[] = [];
   if (session) {
     store.write(() =>
       store.activity.audit({ session_id: session.id, env_tags: [], repo: session.project, transcript_path: session.transcript_path, at }),
     );
+    tapes = await recordAfterSession(context, session);
     const report = await evaluateSession(store, session.id, { llm: context.llm ?? null, now: context.now, log: context.log });
     evaluation = report.outcome;
     if (report.outcome === 'failed') context.log.warn('evaluation failed; it is retried with the next job run', { session: session.id, error: report.error });
-    extraction = await extractAfterSession(context, session.id);
+    extraction = await extractAfterSession(context, session.id, tapes);
   }
   const embedded = context.embedPending ? await context.embedPending() : 0;
-  return { session: session?.id ?? null, shown: session ? store.activity.shown(session.id).length : 0, evaluation, extraction, embedded };
+  return { session: session?.id ?? null, shown: session ? store.activity.shown(session.id).length : 0, tapes, evaluation, extraction, embedded };
 };
 
+/**
+ * The session as tapes (its transcript and its subagents' files), through ingest: its cursors make a second run for
+ * the same session add nothing, and a resumed session a tape of only what is new. Returns the tapes that hold this
+ * session's new content (written now or found already written). A failure is logged, never fails the job.
+ */
+async function recordAfterSession(context: JobContext, session: Session): Promise<string[]> {
+  if (!context.env || context.recordTapes === false || !session.transcript_path) return [];
+  const tapes: string[] = [];
+  try {
+    for (const file of [session.transcript_path, ...subagentTranscripts(session.transcript_path)]) {
+      const report = await ingestSessions({ cwd: session.cwd ?? session.repo_root ?? context.env.home, env: context.env, file });
+      for (const source of report.sources) {
+        if (source.tape_id) tapes.push(source.tape_id);
+        if (source.status === 'error') context.log.warn('session not recorded as a tape', { session: session.id, file, error: source.error });
+      }
+    }
+  } catch (error) {
+    context.log.warn('session not recorded as a tape', { session: session.id, error: isEngramError(error) ? error.message : String(error) });
+  }
+  return tapes;
+}
+
 /** Extraction after the session ends: a missing transcript or a failing model is logged, never fails the job. */
-async function extractAfterSession(context: JobContext, sessionId: string): Promise<Record<string, unknown> | null> {
+async function extractAfterSession(context: JobContext, sessionId: string, tapes: readonly string[]): Promise<Record<string, unknown> | null> {
   try {
     const source = sessionSource(context.store, sessionId, context.describeEnvironment);
     if (!source) return null;
-    const report = await extractSession(context.store, source, { llm: context.llm ?? null, embedder: context.embedder ?? null, now: context.now, log: context.log });
+    const report = await extractSession(context.store, { ...source, tapes }, { llm: context.llm ?? null, embedder: context.embedder ?? null, now: context.now, log: context.log });
     if (report.outcome === 'failed') context.log.warn('extraction failed; the next run continues where it stopped', { session: sessionId, error: report.error });
     return {
       outcome: report.outcome,

@@ -73,6 +73,8 @@ export interface ExtractionSource {
   envTags: readonly string[];
   /** MCP servers configured where the session ran: a lesson that names one requires it. */
   mcpServers: readonly string[];
+  /** Tapes that record this session (services/tape), named in each new engram's provenance. */
+  tapes?: readonly string[];
 }
 
 /** What happened to one proposed lesson. */
@@ -316,7 +318,7 @@ async function keepLesson(
   }
   const draft = prepareDraft({
     text: lesson.text,
-    content: `Learned from session ${source.sessionId} (${lesson.kind}). Evidence: "${lesson.evidence}"`,
+    content: `Learned from session ${source.sessionId}${source.tapes?.length ? ` (tape ${source.tapes.map((tape) => tape.slice(0, 16)).join(', ')})` : ''} (${lesson.kind}). Evidence: "${lesson.evidence}"`,
     kind: 'lesson',
     category: lesson.category,
     tags: lesson.tags,

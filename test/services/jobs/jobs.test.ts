@@ -1,7 +1,9 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/core/index.js';
-import { queueAbandonedSessions, queueSessionEndWork, recordSessionStart, runPendingJobs } from '../../../src/services/index.js';
-import { tempDir, tempStore } from '../../_helpers.js';
+import { initRepo, queueAbandonedSessions, queueSessionEndWork, recordSessionStart, runPendingJobs } from '../../../src/services/index.js';
+import { SHARED, tempDir, tempStore } from '../../_helpers.js';
 
 const session = (id: string) => ({ sessionId: id, agent: 'claude' as const, cwd: '/tmp', transcriptPath: `/tmp/${id}.jsonl` });
 
@@ -42,5 +44,42 @@ describe('background jobs', () => {
     expect(queueAbandonedSessions(store, now)).toBe(0);
     expect(store.jobs.get('session-end', 'quiet')).toMatchObject({ status: 'pending', payload: { abandoned: true } });
     expect(store.jobs.get('session-end', 'active')).toBeUndefined();
+  });
+});
+
+describe('the session-end job records the session as tapes', () => {
+  it('writes the tape into an opted-in repository once, and a resumed session adds a tape of what is new', async () => {
+    const store = tempStore();
+    const log = createLogger({ dir: tempDir(), name: 'jobs' });
+    const home = tempDir();
+    const root = join(tempDir(), 'proj');
+    mkdirSync(root, { recursive: true });
+    initRepo({ cwd: root });
+    const transcript = join(tempDir(), 'session.jsonl');
+    const fixture = readFileSync(join(SHARED, 'fixtures', 'transcripts', 'claude-code-2.1.197__scripted-session.jsonl'), 'utf8');
+    const lines = fixture.split('\n').filter(Boolean);
+    writeFileSync(transcript, `${lines.slice(0, 20).join('\n')}\n`);
+    const context = { store, log, now: () => new Date(), env: { home, claudeConfigDir: join(home, '.claude'), codexHome: join(home, '.codex') } };
+    const end = async () => {
+      queueSessionEndWork(store, { sessionId: 'f62cb199', agent: 'claude', cwd: root, transcriptPath: transcript }, { now: () => new Date() });
+      expect(await runPendingJobs(context)).toEqual({ ran: 1, failed: 0 });
+      return store.jobs.get('session-end', 'f62cb199');
+    };
+    await end();
+    const tapes = () => readdirSync(join(root, '.engram', 'tapes')).filter((name) => name.endsWith('.jsonl.zst')).sort();
+    expect(tapes()).toHaveLength(1);
+    await end(); // the same session ending again: nothing new
+    expect(tapes()).toHaveLength(1);
+    writeFileSync(transcript, `${lines.join('\n')}\n`); // resumed: the rest of the session
+    await end();
+    expect(tapes()).toHaveLength(2);
+    expect(existsSync(join(home, 'tapes'))).toBe(false); // nothing outside the opted-in repository
+
+    // Off in config: nothing is recorded.
+    const other = join(tempDir(), 'other');
+    mkdirSync(other);
+    queueSessionEndWork(store, { sessionId: 'off', agent: 'claude', cwd: other, transcriptPath: transcript }, { now: () => new Date() });
+    await runPendingJobs({ ...context, recordTapes: false });
+    expect(existsSync(join(home, 'tapes'))).toBe(false);
   });
 });

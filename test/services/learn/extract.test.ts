@@ -17,6 +17,7 @@ import {
   runPendingJobs,
   wordOverlap,
   contentWords,
+  type ExtractionReport,
   type ExtractionSource,
 } from '../../../src/services/index.js';
 import { completion, fakeOpenAi, llmSettings, type Reply, type SeenRequest } from '../../core/llm/_fakes.js';
@@ -128,7 +129,7 @@ describe('extraction on the real transcripts', () => {
   it('stores grounded lessons once, merges restatements across sessions and agents, rejects the rest, with provenance', async () => {
     const store = tempStore();
     const { server, llm } = await fakeLlm(store);
-    const reports = [];
+    const reports: ExtractionReport[] = [];
     for (const name of ALL) reports.push(await extractSession(store, source(name), { llm, now: () => new Date('2026-11-23T10:00:00Z') }));
     const byName = Object.fromEntries(ALL.map((name, i) => [name, reports[i]]));
 
@@ -184,7 +185,7 @@ describe('extraction on the real transcripts', () => {
     expect(first[1].content).toContain('user: Add a small retry helper in src/retry.py');
 
     // A second run reads nothing again: no call, nothing changes.
-    const again = [];
+    const again: ExtractionReport[] = [];
     for (const name of ALL) again.push(await extractSession(store, source(name), { llm }));
     expect(again.filter((report) => report.outcome === 'done')).toHaveLength(6);
     expect(server.requests).toHaveLength(6);

@@ -1,0 +1,271 @@
+import { createHash } from 'node:crypto';
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve, sep } from 'node:path';
+import * as z from 'zod';
+import { EngramError, isEngramError, type EngramEnv } from '../../core/index.js';
+import { adaptTranscript, detectHarness } from './adapters/index.js';
+import { HarnessSchema, type Coverage, type Harness } from './events.js';
+import { tapeLocation } from './location.js';
+import { subagentTranscripts } from './record.js';
+import { writeTape } from './store.js';
+
+/**
+ * Incremental ingest: finds this repository's sessions in the agents' log folders and turns what is new in each
+ * transcript into a tape. Per-source cursors (`<cache>/cursors/*.json`) remember how many complete lines were
+ * consumed, a hash of those bytes, and the last tape, so a second run adds nothing and a grown transcript yields a
+ * tape of only its new lines whose meta names the previous tape. A line without its final `\n` is still being written
+ * and waits for the next run.
+ */
+
+export interface IngestOptions {
+  /** A folder inside the repository whose sessions are ingested. */
+  cwd: string;
+  /** Engram's home and the agents' folders, as core/env reads them. */
+  env: Pick<EngramEnv, 'home' | 'claudeConfigDir' | 'codexHome'>;
+  /** Only this agent's sessions. */
+  agent?: Harness;
+  /** Ingest this transcript only (skips discovery). */
+  file?: string;
+  /** Reject versions outside the adapters' matrices (the source reports UNSUPPORTED_VERSION and is left for later). */
+  strict?: boolean;
+}
+
+export interface IngestSource {
+  path: string;
+  harness: Harness;
+  session_id: string | null;
+  /** The tape written (or found already written) for the new lines; null when nothing new made one. */
+  tape_id: string | null;
+  /** `written`, `existing` (same tape already on disk), `unchanged` (no new complete line), `empty` (new lines held nothing to record), `error`. */
+  status: 'written' | 'existing' | 'unchanged' | 'empty' | 'error';
+  new_lines: number;
+  coverage: Coverage | null;
+  error?: { code: string; message: string };
+}
+
+export interface IngestReport {
+  root: string;
+  opted_in: boolean;
+  tapes_dir: string;
+  tapes_written: number;
+  tapes_existing: number;
+  sources: IngestSource[];
+}
+
+const CursorSchema = z
+  .object({
+    path: z.string(),
+    harness: HarnessSchema,
+    /** Bytes of complete lines consumed. */
+    bytes: z.number().int().min(0),
+    /** Complete lines consumed. */
+    lines: z.number().int().min(0),
+    /** SHA-256 of those bytes: a rewritten transcript is read again from its start. */
+    prefix_sha256: z.string(),
+    last_tape_id: z.string().nullable(),
+    session_id: z.string().nullable(),
+  })
+  .strict();
+type Cursor = z.infer<typeof CursorSchema>;
+
+const cursorPath = (cacheDir: string, source: string): string =>
+  join(cacheDir, 'cursors', `${createHash('sha256').update(source).digest('hex').slice(0, 24)}.json`);
+
+function readCursor(cacheDir: string, source: string): Cursor | null {
+  try {
+    const parsed = CursorSchema.safeParse(JSON.parse(readFileSync(cursorPath(cacheDir, source), 'utf8')));
+    // A damaged cursor only costs a re-read: the same tapes come out and are found already written.
+    return parsed.success && parsed.data.path === source ? parsed.data : null;
+  } catch {
+    return null;
+  }
+}
+
+function writeCursor(cacheDir: string, cursor: Cursor): void {
+  const path = cursorPath(cacheDir, cursor.path);
+  const temporary = `${path}.${process.pid}.tmp`;
+  try {
+    mkdirSync(join(cacheDir, 'cursors'), { recursive: true });
+    writeFileSync(temporary, `${JSON.stringify(cursor, null, 2)}\n`);
+    renameSync(temporary, path);
+  } catch (error) {
+    throw new EngramError('IO', `could not save the ingest cursor ${path}: ${(error as Error).message}`, { cause: error });
+  }
+}
+
+const inside = (root: string, path: string): boolean => path === root || path.startsWith(root.endsWith(sep) ? root : `${root}${sep}`);
+
+/** The first `maxBytes` of a file as text (enough for the first lines of a transcript). */
+function readHead(path: string, maxBytes: number): string {
+  const fd = openSync(path, 'r');
+  try {
+    const buffer = Buffer.alloc(maxBytes);
+    const read = readSync(fd, buffer, 0, maxBytes, 0);
+    return buffer.subarray(0, read).toString('utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The session cwd a transcript declares in its first lines (Claude `cwd`, Codex `session_meta.payload.cwd`). */
+function transcriptCwd(path: string): string | null {
+  let head: string;
+  try {
+    head = readHead(path, 4 * 1024 * 1024);
+  } catch {
+    return null;
+  }
+  for (const line of head.split('\n').slice(0, 200)) {
+    try {
+      const record = JSON.parse(line) as { cwd?: unknown; type?: unknown; payload?: { cwd?: unknown } };
+      if (typeof record.cwd === 'string') return record.cwd;
+      if (record.type === 'session_meta' && typeof record.payload?.cwd === 'string') return record.payload.cwd;
+    } catch {
+      // A cut or damaged line: keep looking.
+    }
+  }
+  return null;
+}
+
+const listDir = (dir: string): string[] => {
+  try {
+    return readdirSync(dir).sort();
+  } catch {
+    return [];
+  }
+};
+
+/**
+ * Claude Code keeps a project's sessions in `<config>/projects/<cwd with every non-alphanumeric character → ->/`.
+ * Sessions started in a subfolder get their own folder, so every folder whose name starts with the root's encoding
+ * is a candidate, and each transcript's own `cwd` decides (which also rejects `/repo-other` for `/repo`).
+ */
+export function claudeProjectFolderName(path: string): string {
+  return path.replace(/[^A-Za-z0-9]/g, '-');
+}
+
+function discoverClaude(root: string, claudeConfigDir: string): string[] {
+  const projects = join(claudeConfigDir, 'projects');
+  const encoded = claudeProjectFolderName(root);
+  const found: string[] = [];
+  for (const folder of listDir(projects)) {
+    if (folder !== encoded && !folder.startsWith(`${encoded}-`)) continue;
+    for (const name of listDir(join(projects, folder))) {
+      if (!name.endsWith('.jsonl')) continue;
+      const path = join(projects, folder, name);
+      const cwd = transcriptCwd(path);
+      if (cwd !== null ? inside(root, resolve(cwd)) : folder === encoded) found.push(path, ...subagentTranscripts(path));
+    }
+  }
+  return found;
+}
+
+/** Codex rollouts under `sessions/YYYY/MM/DD/` (and `archived_sessions/`) whose session_meta cwd is in the repo. */
+function discoverCodex(root: string, codexHome: string): string[] {
+  const found: string[] = [];
+  const walk = (dir: string, depth: number): void => {
+    for (const name of listDir(dir)) {
+      const path = join(dir, name);
+      if (name.startsWith('rollout-') && name.endsWith('.jsonl')) {
+        const cwd = transcriptCwd(path);
+        if (cwd !== null && inside(root, resolve(cwd))) found.push(path);
+      } else if (depth < 4) {
+        try {
+          if (statSync(path).isDirectory()) walk(path, depth + 1);
+        } catch {
+          // Vanished or unreadable: skip.
+        }
+      }
+    }
+  };
+  walk(join(codexHome, 'sessions'), 0);
+  walk(join(codexHome, 'archived_sessions'), 0);
+  return found;
+}
+
+/** Ingests one transcript from its cursor. */
+async function ingestSource(
+  path: string,
+  harnessHint: Harness | null,
+  dirs: { tapes_dir: string; cache_dir: string },
+  strict: boolean,
+): Promise<IngestSource> {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new EngramError(code === 'ENOENT' ? 'NOT_FOUND' : 'IO', `cannot read transcript ${path}: ${(error as Error).message}`);
+  }
+  // Only complete lines: the agent may be writing the last one right now.
+  const complete = bytes.subarray(0, bytes.lastIndexOf(10) + 1);
+  const text = complete.toString('utf8');
+  const harness = harnessHint ?? detectHarness(text) ?? 'claude';
+  let cursor = readCursor(dirs.cache_dir, path);
+  if (cursor && (cursor.bytes > complete.length || createHash('sha256').update(complete.subarray(0, cursor.bytes)).digest('hex') !== cursor.prefix_sha256)) {
+    cursor = null; // Rewritten or replaced: read it again from the start.
+  }
+  const base: IngestSource = { path, harness, session_id: cursor?.session_id ?? null, tape_id: null, status: 'unchanged', new_lines: 0, coverage: null };
+  if (cursor && cursor.bytes === complete.length) return base;
+
+  const totalLines = text === '' ? 0 : text.split('\n').length - 1;
+  const fromLine = cursor?.lines ?? 0;
+  const source: IngestSource = { ...base, new_lines: totalLines - fromLine };
+  if (totalLines === 0) return source;
+  let adapted;
+  try {
+    adapted = adaptTranscript(text, { harness, strict, fromLine, previousTape: cursor?.last_tape_id ?? null });
+  } catch (error) {
+    if (!isEngramError(error, 'UNSUPPORTED_VERSION', 'INVALID_INPUT')) throw error;
+    return { ...source, status: 'error', error: { code: error.code, message: error.message } };
+  }
+  source.session_id = adapted.session_id;
+  source.coverage = adapted.coverage;
+  let lastTapeId = cursor?.last_tape_id ?? null;
+  // A tape of nothing but its meta event says nothing: the new lines were hook chatter or token counts.
+  if (adapted.events.length <= 1) {
+    source.status = 'empty';
+  } else {
+    const written = await writeTape(dirs.tapes_dir, adapted.events);
+    source.tape_id = written.tape_id;
+    source.status = written.written ? 'written' : 'existing';
+    lastTapeId = written.tape_id;
+  }
+  writeCursor(dirs.cache_dir, {
+    path,
+    harness,
+    bytes: complete.length,
+    lines: totalLines,
+    prefix_sha256: createHash('sha256').update(complete).digest('hex'),
+    last_tape_id: lastTapeId,
+    session_id: adapted.session_id,
+  });
+  return source;
+}
+
+/**
+ * Ingests this repository's agent sessions (or one `file`) into tapes. Tapes go where {@link tapeLocation} says:
+ * into the repository only when it opted in with `engram init`, else under `$ENGRAM_HOME`.
+ */
+export async function ingestSessions(options: IngestOptions): Promise<IngestReport> {
+  const location = tapeLocation(options.cwd, options.env.home);
+  const candidates: Array<{ path: string; harness: Harness | null }> = [];
+  if (options.file !== undefined) {
+    candidates.push({ path: resolve(options.cwd, options.file), harness: options.agent ?? null });
+  } else {
+    if (options.agent !== 'codex') for (const path of discoverClaude(location.root, options.env.claudeConfigDir)) candidates.push({ path, harness: 'claude' });
+    if (options.agent !== 'claude') for (const path of discoverCodex(location.root, options.env.codexHome)) candidates.push({ path, harness: 'codex' });
+  }
+  const sources: IngestSource[] = [];
+  for (const candidate of candidates) {
+    sources.push(await ingestSource(candidate.path, candidate.harness, location, options.strict ?? false));
+  }
+  return {
+    root: location.root,
+    opted_in: location.opted_in,
+    tapes_dir: location.tapes_dir,
+    tapes_written: sources.filter((source) => source.status === 'written').length,
+    tapes_existing: sources.filter((source) => source.status === 'existing').length,
+    sources,
+  };
+}

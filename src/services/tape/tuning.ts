@@ -1,0 +1,87 @@
+/**
+ * Every number the fingerprint index, lineage, continuation detection and explain use, in one place with the reason
+ * for each. The values follow ../shared/seeds/000 and the clickety-clacks/engram reference (peers.md §4) unless a
+ * comment says otherwise. The index is derived from tapes, so changing a fingerprint value means a rebuild, never
+ * lost history.
+ * @module
+ */
+
+/** How text becomes fingerprints; an index file is built with exactly one of these. */
+export interface FingerprintParams {
+  /** Tokens per k-gram: shorter matches than this are noise (`x = 1 ;` occurs everywhere). */
+  k: number;
+  /** Winnowing window, in k-grams: one fingerprint is kept per window, so density is about 2 / (w + 1). */
+  w: number;
+}
+
+/**
+ * Index profiles: several parameter sets built from the same tapes, side by side, for comparing recall and size
+ * (seed "Multiple indices"). Each profile is its own SQLite file (`indexPathForProfile`).
+ */
+export const INDEX_PROFILES = {
+  /** k=5, w=4: any shared run of 8 tokens (about one line of code) is found; ~40% of k-grams kept. */
+  default: { k: 5, w: 4 },
+  /** k=7, w=8: a smaller index (~22% of k-grams kept) that only guarantees runs of 14 tokens; for calibration. */
+  coarse: { k: 7, w: 8 },
+} as const satisfies Record<string, FingerprintParams>;
+export type IndexProfile = keyof typeof INDEX_PROFILES;
+export const INDEX_PROFILE_NAMES = Object.keys(INDEX_PROFILES) as IndexProfile[];
+
+/** The constants, grouped by the part of the system that uses them. */
+export const TAPE_TUNING = {
+  anchor: {
+    /** Lines per anchor window: about one function, so a long span is matched piece by piece, not diluted. */
+    windowLines: 24,
+    /** Overlap between consecutive windows: a function cut by one window boundary is whole in the next window. */
+    overlapLines: 12,
+  },
+  lineage: {
+    /** Below this Jaccard an old→new edge is kept only as `location_only` forensics: the text was replaced. */
+    linkThreshold: 0.3,
+    /** Default `--min-confidence`: edges at or above it are traversed; a read-time filter, lowering it needs no rebuild. */
+    traverseThreshold: 0.5,
+    /** A new span this similar to a tombstone is the deleted code put back verbatim and joins the old chain. */
+    reinsertThreshold: 0.9,
+    /**
+     * Share of an edit's replaced text that must come from an earlier span for that span to be its origin. Half keeps
+     * code assembled from two earlier edits (N:1) while a stray shared line cannot make a span someone's parent.
+     */
+    originContainment: 0.5,
+    /** Once the newest origin is taken, another must still cover this share of the uncovered fingerprints. */
+    extraOriginShare: 0.3,
+    /** Lines within which an edit counts as `adjacent` to its origin rather than `moved`: one anchor window. */
+    adjacentLines: 24,
+    /** BFS limits (seed "Traversal limits"): edges per node, edges in total, and depth from the queried span. */
+    maxFanout: 50,
+    maxEdges: 500,
+    maxDepth: 10,
+  },
+  continuation: {
+    /** Message events (in, out, compaction summary) at the start of a tape compared with earlier tapes' tails. */
+    headEvents: 10,
+    /** Message events at the end of a tape; a compaction summary mostly restates the latest work. */
+    tailEvents: 20,
+    /** Fewer shared fingerprints than this is one shared phrase, not carried-over context (~25 tokens). */
+    minShared: 10,
+    /** Stored edges need at least this confidence; below it the overlap is too thin to be worth a row. */
+    storeThreshold: 0.2,
+    /** A compaction marker in the later tape's head halves the distance of the overlap score to 1. */
+    compactionBoost: 0.5,
+    /** A fingerprint in more than this share of a project's tapes is scaffolding (system prompt, AGENTS.md)... */
+    boilerplateShare: 0.5,
+    /** ...once there are this many tapes; with fewer, "most tapes" says nothing. */
+    boilerplateMinTapes: 5,
+  },
+  explain: {
+    /** Direct evidence below this share of a window's fingerprints is shared idiom, not the span (`--all` shows it). */
+    directThreshold: 0.3,
+    /** Transcript window around each touch, in events (a tape has one event per JSONL line); peer defaults. */
+    before: 30,
+    after: 10,
+    /** Tapes returned unless `limit` says otherwise. */
+    limit: 10,
+    /** `--expand-until`: lines added on each side per step, and how many steps at most. */
+    expandStepLines: 6,
+    expandMaxSteps: 12,
+  },
+} as const;
