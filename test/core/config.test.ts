@@ -39,6 +39,7 @@ describe('loadSettings', () => {
       log: { level: 'info', max_bytes: 5 * 1024 * 1024 },
       store: { busy_timeout_ms: 10_000 },
       hooks: { busy_timeout_ms: 1_500, session_start_chars: 3_000, prompt_chars: 2_000, tool_chars: 1_200, session_chars: 24_000 },
+      tapes: { record: true },
       server: { enabled: true, idle_minutes: 15 },
       embed: { provider: 'auto' },
       search: {},

@@ -293,6 +293,23 @@ describe('versions, unknown records, helpers', () => {
     expect(tapePath('C:\\work\\proj\\src\\a.ts', 'C:\\work\\proj')).toBe('src/a.ts');
   });
 
+  it('NotebookEdit: a replaced cell is an edit with the new source, a deleted cell a delete', () => {
+    const line = (record: Record<string, unknown>) => JSON.stringify({ sessionId: 'nb1', cwd: '/repo', version: '2.1.197', timestamp: '2026-11-23T10:00:00.000Z', ...record });
+    const call = (id: string, input: Record<string, unknown>) =>
+      line({ type: 'assistant', uuid: `a-${id}`, message: { id: `m-${id}`, role: 'assistant', content: [{ type: 'tool_use', id, name: 'NotebookEdit', input }] } });
+    const result = (id: string) => line({ type: 'user', uuid: `u-${id}`, message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: 'Updated cell' }] } });
+    const text = [
+      call('t1', { notebook_path: '/repo/analysis.ipynb', cell_id: 'c1', new_source: 'df = load()\ndf.describe()', edit_mode: 'replace' }),
+      result('t1'),
+      call('t2', { notebook_path: '/repo/analysis.ipynb', cell_id: 'c2', new_source: '', edit_mode: 'delete' }),
+      result('t2'),
+    ].join('\n');
+    expect(edits(adaptTranscript(text).events).map(({ file, op, after_text }) => ({ file, op, after_text }))).toEqual([
+      { file: 'analysis.ipynb', op: 'edit', after_text: 'df = load()\ndf.describe()' },
+      { file: 'analysis.ipynb', op: 'delete', after_text: null },
+    ]);
+  });
+
   it('hunk and replay arithmetic', () => {
     expect(hunkRegion(1, 1, [' a', '-b', '+B', ' c'])).toEqual({ before_range: [2, 2], after_range: [2, 2], before_text: 'b', after_text: 'B' });
     expect(unifiedDiffHunks('@@ -0,0 +1,2 @@\n+x\n+y\n')).toEqual([{ oldStart: 0, newStart: 1, lines: ['+x', '+y'] }]);
