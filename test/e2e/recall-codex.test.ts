@@ -11,7 +11,7 @@
  * After each session the server is stopped and nothing of the scratch home is left running.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/core/index.js';
@@ -112,6 +112,11 @@ describe.skipIf(!existsSync(RUN_CODEX))('recall in the real Codex CLI', () => {
         const deadline = Date.now() + 20_000;
         while (store.jobs.get('session-end', firstId)?.status !== 'done' && Date.now() < deadline) await sleep(200);
         expect(store.jobs.get('session-end', firstId)).toMatchObject({ kind: 'session-end', session_id: firstId, status: 'done', error: null });
+        // The job recorded the session as a tape: under the Engram home, since the repository did not opt in.
+        const tapeDirs = readdirSync(join(engramHome, 'tapes'));
+        expect(tapeDirs).toEqual([expect.stringMatching(/^shop-[0-9a-f]{10}$/)]);
+        expect(readdirSync(join(engramHome, 'tapes', tapeDirs[0] as string)).filter((name) => name.endsWith('.jsonl.zst'))).toHaveLength(1);
+        expect(existsSync(join(project, '.engram'))).toBe(false);
       } finally {
         store.close();
       }
