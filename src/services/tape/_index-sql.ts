@@ -3,10 +3,18 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { Database } from '../../core/index.js';
 
 /** Bumped whenever a table changes; an index of another version is rebuilt from the tapes (it is derived). */
-export const INDEX_SCHEMA_VERSION = 1;
+export const INDEX_SCHEMA_VERSION = 2;
+
+/**
+ * Indexes nothing reads while a rebuild adds tapes (only continuation detection, which a rebuild runs at the end): a
+ * rebuild drops them after creating the file and creates them once, from sorted data, before that last step.
+ */
+export const DEFERRED_INDEXES = 'CREATE INDEX IF NOT EXISTS boundary_by_hash ON boundary_fingerprints(hash, region);';
+export const DEFERRED_INDEX_NAMES = ['boundary_by_hash'];
 
 // Integers keep the file small: a tape is referred to by its row id (assigned in indexing order, so lineage parents
 // always have a smaller id, or the same tape and a smaller offset) and a fingerprint is a signed 64-bit INTEGER.
+// Tables are WITHOUT ROWID: their primary key is the lookup, so no second copy of the key is stored.
 export const INDEX_SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS tapes (
@@ -34,13 +42,22 @@ CREATE TABLE IF NOT EXISTS events (
   PRIMARY KEY (tape, offset)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS events_by_file ON events(file, tape, offset) WHERE file IS NOT NULL;
--- The reverse lookup: fingerprint → (tape, event, part). See the evidence_view for the seed's full row.
-CREATE TABLE IF NOT EXISTS evidence (
-  hash INTEGER NOT NULL, tape INTEGER NOT NULL, offset INTEGER NOT NULL, part INTEGER NOT NULL,
-  PRIMARY KEY (hash, tape, offset, part)
+-- The reverse lookup: fingerprint → (tape, event, part), one row per fingerprint and tape. Its events column packs that tape's
+-- events holding it as offset × 4 + part: an INTEGER when there is one (the usual case), else a JSON array, ascending.
+-- A tape repeats text (a file read is both a tool result and a code.read; edits repeat what was read), so this row
+-- stands for several of the old (hash, tape, offset, part) rows; the view below unpacks them.
+-- (INTEGER affinity stores a single posting as an integer, 1-3 bytes; JS numbers would otherwise arrive as REAL.)
+CREATE TABLE IF NOT EXISTS evidence_rows (
+  hash INTEGER NOT NULL, tape INTEGER NOT NULL, events INTEGER NOT NULL,
+  PRIMARY KEY (hash, tape)
 ) WITHOUT ROWID;
--- Fingerprints of one edit's new text, by event: lineage compares spans (only edits, so it stays small).
-CREATE INDEX IF NOT EXISTS evidence_spans ON evidence(tape, offset) WHERE part = 2;
+CREATE VIEW IF NOT EXISTS evidence AS
+  SELECT r.hash, r.tape, j.value >> 2 AS offset, j.value & 3 AS part FROM evidence_rows r, json_each(r.events) j;
+-- Fingerprints of edits' new text (part 2) by hash and by node, what lineage compares: only edits, so it stays small.
+CREATE TABLE IF NOT EXISTS span_fingerprints (
+  hash INTEGER NOT NULL, tape INTEGER NOT NULL, offset INTEGER NOT NULL, PRIMARY KEY (hash, tape, offset)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS span_by_node ON span_fingerprints(tape, offset);
 CREATE VIEW IF NOT EXISTS evidence_view AS
   SELECT e.hash, t.tape_id, e.offset AS event_offset, v.kind, v.file AS file_path, v.time AS timestamp, e.part
   FROM evidence e JOIN tapes t ON t.id = e.tape JOIN events v ON v.tape = e.tape AND v.offset = e.offset;
@@ -69,7 +86,7 @@ CREATE INDEX IF NOT EXISTS tombstone_by_node ON tombstone_fingerprints(tape, off
 CREATE TABLE IF NOT EXISTS boundary_fingerprints (
   tape INTEGER NOT NULL, region INTEGER NOT NULL, hash INTEGER NOT NULL, PRIMARY KEY (tape, region, hash)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS boundary_by_hash ON boundary_fingerprints(hash, region);
+${DEFERRED_INDEXES}
 CREATE TABLE IF NOT EXISTS continuations (
   to_tape INTEGER NOT NULL, from_tape INTEGER NOT NULL,
   confidence REAL NOT NULL, shared INTEGER NOT NULL,

@@ -68,9 +68,9 @@ interface Candidate {
 export function recordBoundary(db: Database, row: TapeRow, tape: LoadedTape, events: IndexedEvent[], params: FingerprintParams): void {
   const boundary = boundaryOf(tape, events, params);
   sql(db, 'update tapes set previous_tape = ?, head_compaction = ? where id = ?').run(boundary.previousTape, boundary.compaction ? 1 : 0, row.id);
-  const insert = sql(db, 'insert or ignore into boundary_fingerprints (tape, region, hash) values (?, ?, ?)');
-  for (const hash of boundary.head) insert.run(row.id, 0, hash);
-  for (const hash of boundary.tail) insert.run(row.id, 1, hash);
+  const insert = sql(db, 'insert or ignore into boundary_fingerprints (tape, region, hash) select ?, ?, value from json_each(?)');
+  insert.run(row.id, 0, hashList(boundary.head));
+  insert.run(row.id, 1, hashList(boundary.tail));
 }
 
 /**

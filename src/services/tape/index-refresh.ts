@@ -8,7 +8,7 @@ import type { LoadedTape } from './events.js';
 import {
   indexedTapeIds,
   indexState,
-  indexTape,
+  indexTapes,
   latestIndexedTime,
   openEvidenceIndex,
   rebuildIndex,
@@ -52,7 +52,7 @@ export function refreshIndex(
     index.close();
     return rebuild();
   }
-  for (const tape of tapes) indexTape(index, tape);
+  indexTapes(index, tapes);
   return { index, report: { action: 'added', added: tapes.length, tapes: files.length } };
 }
 

@@ -67,6 +67,8 @@ export function recordLineage(db: Database, row: TapeRow, tape: LoadedTape, even
 
 /** True when `node` comes before `self` in indexing order. */
 const EARLIER = '(tape < ? or (tape = ? and offset < ?))';
+/** The same, for lookups by hash: `+` keeps SQLite on the hash key instead of scanning every earlier node by tape. */
+const EARLIER_BY_HASH = (alias: string): string => `(+${alias}tape < ? or (+${alias}tape = ? and ${alias}offset < ?))`;
 
 /**
  * The earlier edits whose new text the replaced text came from: newest first, each must add at least
@@ -74,8 +76,8 @@ const EARLIER = '(tape < ? or (tape = ? and offset < ?))';
  */
 function findOrigins(db: Database, self: SpanNode, before: ReadonlySet<bigint>): Origin[] {
   if (before.size === 0) return [];
-  const rows = sql(db, `select hash, tape, offset from evidence where part = ${PART.after}
-      and hash in (select value from json_each(?)) and ${EARLIER}`)
+  const rows = sql(db, `select hash, tape, offset from span_fingerprints
+      where hash in (select value from json_each(?)) and ${EARLIER_BY_HASH('')}`)
     .safeIntegers(true)
     .all(hashList(before), self.tape, self.tape, self.offset) as Array<{ hash: bigint; tape: bigint; offset: bigint }>;
   const byNode = new Map<string, { node: SpanNode; hashes: bigint[] }>();
@@ -109,7 +111,7 @@ function fileSpans(db: Database, self: SpanNode, file: string): Set<bigint> {
 
 /** The fingerprints of a node: an edit's new text, else a tombstone's old text. */
 export function spanHashes(db: Database, node: SpanNode): Set<bigint> {
-  const written = sql(db, `select hash from evidence where tape = ? and offset = ? and part = ${PART.after}`)
+  const written = sql(db, 'select hash from span_fingerprints where tape = ? and offset = ?')
     .pluck()
     .safeIntegers(true)
     .all(node.tape, node.offset) as bigint[];
@@ -125,15 +127,15 @@ function writeTombstone(db: Database, self: SpanNode, event: CodeEditEvent, hash
   sql(db, `insert or ignore into tombstones (tape, offset, file, start_line, end_line, time, fingerprint_count)
     values (?, ?, ?, ?, ?, ?, ?)`).run(self.tape, self.offset, event.file, event.before_range?.[0] ?? null,
     event.before_range?.[1] ?? null, event.t, hashes.size);
-  const insert = sql(db, 'insert or ignore into tombstone_fingerprints (hash, tape, offset) values (?, ?, ?)');
-  for (const hash of hashes) insert.run(hash, self.tape, self.offset);
+  sql(db, 'insert or ignore into tombstone_fingerprints (hash, tape, offset) select value, ?, ? from json_each(?)')
+    .run(self.tape, self.offset, hashList(hashes));
 }
 
 /** Earlier tombstones the new text puts back: Jaccard at or above `reinsertThreshold`. */
 function reinsertedTombstones(db: Database, self: SpanNode, after: ReadonlySet<bigint>): Array<{ node: SpanNode; similarity: number }> {
   const rows = sql(db, `select f.tape, f.offset, s.fingerprint_count as size, count(*) as shared
       from tombstone_fingerprints f join tombstones s on s.tape = f.tape and s.offset = f.offset
-      where f.hash in (select value from json_each(?)) and (f.tape < ? or (f.tape = ? and f.offset < ?))
+      where f.hash in (select value from json_each(?)) and ${EARLIER_BY_HASH('f.')}
       group by f.tape, f.offset`).all(hashList(after), self.tape, self.tape, self.offset) as Array<SpanNode & { size: number; shared: number }>;
   return rows
     .map((row) => ({ node: { tape: row.tape, offset: row.offset }, similarity: row.shared / (after.size + row.size - row.shared) }))

@@ -5,9 +5,12 @@ import {
   indexPathForProfile,
   indexState,
   indexTape,
+  indexTapes,
   openEvidenceIndex,
   rebuildIndex,
 } from '../../../src/services/tape/evidence-index.js';
+import { openDatabase } from '../../../src/core/index.js';
+import { INDEX_BUILD } from '../../../src/services/tape/tuning.js';
 import { tempDir } from '../../_helpers.js';
 import { ask, code, create, dump, edit, freshIndex, read, remove, say, tape } from './_tapes.js';
 
@@ -51,6 +54,60 @@ describe('evidence index', () => {
     expect(dump(incremental)).toEqual(dump(left));
     left.close();
     right.close();
+  });
+
+  it('packs one tape’s repeated text into one row per fingerprint and loses no event', () => {
+    const index = freshIndex();
+    indexTape(index, second); // the read and the edit's old text are the same 20 lines
+    const { rows } = index.db.prepare('select count(*) as rows from evidence_rows').get() as { rows: number };
+    const { postings } = index.db.prepare('select count(*) as postings from evidence').get() as { postings: number };
+    const { expected } = index.db.prepare('select sum(fp_text + fp_before + fp_after) as expected from events').get() as { expected: number };
+    expect(postings).toBe(expected);
+    expect(rows).toBeLessThan(postings);
+    const parts = index.db.prepare('select part, count(*) as n from evidence group by part order by part').all();
+    expect(parts).toEqual([
+      { part: 0, n: expect.any(Number) },
+      { part: 1, n: expect.any(Number) },
+      { part: 2, n: expect.any(Number) },
+    ]);
+  });
+
+  it('writes the same index however the evidence is batched: one by one, in a batch, or a rebuild in many runs', () => {
+    const tapes = [first, second, third, tape('t4', 4, [read('src/auth.ts', code('auth', 20)), say(code('auth', 20))])];
+    const single = freshIndex();
+    for (const t of tapes) indexTape(single, t);
+    const batched = freshIndex();
+    expect(indexTapes(batched, [...tapes, first]).map((r) => r.added)).toEqual([true, true, true, true, false]);
+    const limits = INDEX_BUILD as { bufferedRows: number };
+    const saved = limits.bufferedRows;
+    limits.bufferedRows = 10; // flush after every tape
+    const path = join(tempDir(), 'index.sqlite');
+    try {
+      rebuildIndex(path, tapes);
+    } finally {
+      limits.bufferedRows = saved;
+    }
+    const rebuilt = openEvidenceIndex(path);
+    expect(dump(batched)).toEqual(dump(single));
+    expect(dump(rebuilt)).toEqual(dump(single));
+    const count = (index: typeof single): unknown => index.db.prepare('select count(*) from evidence').pluck().get();
+    expect(count(rebuilt)).toBe(single.db.prepare('select sum(fingerprint_count) from tapes').pluck().get());
+    rebuilt.close();
+  });
+
+  it('treats an index of an older schema as stale and leaves the file as it was', () => {
+    const path = join(tempDir(), 'index.sqlite');
+    const old = openDatabase({ path, busyTimeoutMs: 1000 });
+    old.exec("create table meta (key text primary key, value text not null); create table evidence (hash integer, tape integer, offset integer, part integer)");
+    old.prepare("insert into meta values ('build', ?)").run(JSON.stringify({ schema: 1, profile: 'default', k: 5, w: 4 }));
+    old.close();
+    expect(indexState(path)).toBe('stale');
+    expect(() => openEvidenceIndex(path)).toThrow(/index rebuild/);
+    const after = openDatabase({ path, busyTimeoutMs: 1000, readonly: true });
+    expect(after.prepare("select name from sqlite_master order by name").pluck().all()).toEqual(['evidence', 'meta', 'sqlite_autoindex_meta_1']);
+    after.close();
+    rebuildIndex(path, [first]);
+    expect(indexState(path)).toBe('ready');
   });
 
   it('replaces an existing index atomically and keeps one file per profile', () => {

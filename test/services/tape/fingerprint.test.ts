@@ -4,7 +4,9 @@ import {
   containment,
   fingerprints,
   fingerprintSet,
+  hashToken,
   jaccard,
+  scannedTokens,
   tokenize,
 } from '../../../src/services/tape/fingerprint.js';
 import { INDEX_PROFILES } from '../../../src/services/tape/tuning.js';
@@ -48,6 +50,17 @@ describe('tokenize', () => {
   it('records the line each token starts on', () => {
     expect(tokenize('a\n\n  b c').map((t) => t.line)).toEqual([1, 3, 3]);
   });
+
+  it('is what the one-pass scanner hashes, for any script, case and whitespace (seeded random texts)', () => {
+    // Case mappings that change length or depend on position (İ, final Σ), astral and lone surrogates, Unicode spaces.
+    const pieces = ['a', 'Q', '_', '7', ' ', '\n', '\t', '\r', '(', '.', 'é', 'É', 'Σ', 'ς', 'İ', 'ß', 'Ⓐ', '٣', '中', '\u00a0', '\u2028', '\ufeff', '😀', '𝐀', '\ud800', '\udc00'];
+    const random = prng(7);
+    for (let trial = 0; trial < 3000; trial++) {
+      const text = Array.from({ length: Math.floor(random() * 40) }, () => pieces[Math.floor(random() * pieces.length)]).join('');
+      const expected = tokenize(text).map((token) => ({ lanes: hashToken(token.text), line: token.line }));
+      expect(scannedTokens(text), JSON.stringify(text)).toEqual(expected);
+    }
+  });
 });
 
 describe('fingerprints', () => {
@@ -85,6 +98,24 @@ describe('fingerprints', () => {
     const grams = tokenize(CODE).length - INDEX_PROFILES.default.k + 1;
     expect(first.length).toBeGreaterThan(grams * 0.25);
     expect(first.length).toBeLessThan(grams * 0.6);
+  });
+
+  it('gives distinct k-grams distinct signed 64-bit fingerprints', () => {
+    const seen = new Map<bigint, string>();
+    let negative = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const gram = `alpha_${i} ( beta_${i % 97} , ${i * 31} )`; // 6 tokens: two 5-grams found in no other text
+      for (const print of fingerprints(gram)) {
+        expect(print.hash >= -(2n ** 63n) && print.hash < 2n ** 63n).toBe(true);
+        const text = tokenize(gram).slice(print.position, print.position + 5).map((t) => t.text).join(' ');
+        expect(seen.get(print.hash) ?? text).toBe(text);
+        seen.set(print.hash, text);
+        if (print.hash < 0n) negative++;
+      }
+    }
+    // Both halves of the signed range are used (winnowing keeps minima, so negatives are the majority).
+    expect(negative).toBeGreaterThan(0);
+    expect(negative).toBeLessThan(seen.size);
   });
 
   it('gives a text shorter than a k-gram one fingerprint and empty text none', () => {
