@@ -1,20 +1,52 @@
 /**
- * Tapes recorded automatically, with the real Claude Code CLI (2.1.197, offline against
- * ../shared/tools/fake-anthropic) loading this repository as a plugin: in a repository opted in with `engram init`,
- * a session writes and edits a file; when it ends, the SessionEnd hook's job (run by the background server) records
- * the session as a tape in the repository's `.engram/tapes/`, and `engram explain` on that file returns the tape;
- * a span of unrelated code returns nothing. After the session the server is stopped and nothing is left running.
+ * After-session work with the real Claude Code CLI (2.1.197, offline against ../shared/tools/fake-anthropic) loading
+ * this repository as a plugin, and an LLM configured (a fake OpenAI-compatible server on 127.0.0.1): in a repository
+ * opted in with `engram init`, a session writes and edits a file while the person corrects the agent; when it ends,
+ * the SessionEnd hook's job (run by the background server) records the session as a tape in the repository's
+ * `.engram/tapes/` and extracts the correction as an engram naming the session and the tape. `engram explain` on the
+ * file returns the tape; a span of unrelated code returns nothing. Then the server is stopped and nothing is left.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/core/index.js';
 import { initRepo } from '../../src/services/index.js';
+import { completion, fakeOpenAi } from '../core/llm/_fakes.js';
 import { cli, ROOT, tempDir } from '../_helpers.js';
 import { expectNothingLeft, killLeftovers, logProblems, RUN_CLAUDE } from './_agents.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Runs a command without blocking this process (the fake LLM in it must keep answering). */
+function run(command: string, args: string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
+    child.on('error', reject);
+    child.on('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    });
+  });
+}
+
+const PROMPT =
+  'Add a retry helper in src/retry.ts with 5 attempts and exponential backoff. And no: do not add a retry ' +
+  'dependency such as p-retry, this project keeps zero runtime dependencies for its helpers, everything in src/ is ' +
+  'written by hand and reviewed that way, so keep it a small plain function that the callers can read in one go.';
+const LESSON = {
+  text: 'This project keeps zero runtime dependencies for its helpers: write small helpers by hand in src/ instead of adding packages such as p-retry.',
+  category: 'conventions/dependencies',
+  tags: ['dependencies'],
+  kind: 'convention',
+  scope: 'project',
+  evidence: 'this project keeps zero runtime dependencies for its helpers',
+};
 
 const RETRY = [
   'export async function withRetry<T>(attempt: () => Promise<T>, attempts = 5): Promise<T> {',
@@ -33,7 +65,7 @@ const RETRY = [
 ].join('\n');
 
 describe.skipIf(!existsSync(RUN_CLAUDE))('tapes of real Claude Code sessions', () => {
-  it('records the session of an opted-in repository as a tape when it ends, and explain finds it', async () => {
+  it('records the session as a tape and learns its lesson when it ends; explain finds the tape', async () => {
     const work = realpathSync(tempDir('engram-tapes-e2e-'));
     const home = join(work, 'home');
     const project = join(work, 'shop');
@@ -43,21 +75,26 @@ describe.skipIf(!existsSync(RUN_CLAUDE))('tapes of real Claude Code sessions', (
     writeFileSync(join(project, 'README.md'), '# shop\n');
     initRepo({ cwd: project });
     const engramHome = join(home, '.engram');
+    const llm = await fakeOpenAi((request) =>
+      completion(String(request.body?.messages?.[0]?.content ?? '').includes('Extract only from friction') ? JSON.stringify({ engrams: [LESSON] }) : '{"score": 0}'),
+    );
+    mkdirSync(engramHome, { recursive: true });
+    writeFileSync(join(engramHome, 'config.json'), JSON.stringify({ llm: { provider: 'openai', base_url: llm.baseUrl, model: 'extractor' } }));
     const file = join(project, 'src', 'retry.ts');
     const script = join(work, 'turns.json');
     writeFileSync(
       script,
       JSON.stringify([
-        { text: 'Writing the retry helper.', tool: 'Write', input: { file_path: file, content: RETRY.replace('attempts = 5', 'attempts = 3') } },
+        { text: 'Writing the retry helper by hand, without a dependency.', tool: 'Write', input: { file_path: file, content: RETRY.replace('attempts = 5', 'attempts = 3') } },
         { text: 'Five attempts, as asked.', tool: 'Edit', input: { file_path: file, old_string: 'attempts = 3', new_string: 'attempts = 5' } },
-        { text: 'Done: src/retry.ts retries five times with exponential backoff.' },
+        { text: 'Done: src/retry.ts retries five times with exponential backoff, and adds no dependency.' },
       ]),
     );
     try {
-      const result = spawnSync(
+      const result = await run(
         'bash',
-        [RUN_CLAUDE, '--script', script, '--cwd', project, '--home', home, '--plugin-dir', ROOT, '--prompt', 'add a retry helper with 5 attempts', '--allowed', 'Write Edit'],
-        { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' }, encoding: 'utf8', timeout: 300_000 },
+        [RUN_CLAUDE, '--script', script, '--cwd', project, '--home', home, '--plugin-dir', ROOT, '--prompt', PROMPT, '--allowed', 'Write Edit'],
+        { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
       );
       expect(result.status, result.stderr).toBe(0);
       const report = JSON.parse(result.stdout) as { exit: number; transcript: string; output: string };
@@ -78,6 +115,23 @@ describe.skipIf(!existsSync(RUN_CLAUDE))('tapes of real Claude Code sessions', (
       expect(tapes).toHaveLength(1);
       const tapeId = (tapes[0] as string).replace('.jsonl.zst', '');
       expect(existsSync(join(engramHome, 'tapes'))).toBe(false); // nothing outside the opted-in repository
+
+      // The same job extracted the person's correction, with its provenance: the session and the tape.
+      const learned = openStore({ path: join(engramHome, 'engram.db'), readonly: true });
+      try {
+        expect(learned.engrams.list({}).engrams).toEqual([
+          expect.objectContaining({ text: LESSON.text, source: 'extracted', kind: 'lesson', project: 'shop', source_sessions: [sessionId] }),
+        ]);
+        expect(learned.engrams.get(1)?.content).toContain(`tape ${tapeId.slice(0, 16)}`);
+        expect(learned.extractions.get(sessionId)).toMatchObject({ status: 'completed', created: 1 });
+      } finally {
+        learned.close();
+      }
+      const sent = llm.requests.map((request) => String(request.body.messages.at(-1).content));
+      expect(sent).toHaveLength(1); // nothing was shown, so nothing to evaluate: one extraction call
+      expect(sent[0]).toContain('user: Add a retry helper in src/retry.ts');
+      expect(sent[0]).toContain('tool: Write');
+      expect(sent[0]).not.toContain('[ENGRAM]');
 
       const explained = await cli(['explain', 'src/retry.ts:1-12'], { home: engramHome, cwd: project, env: { HOME: home } });
       expect(explained.code, explained.stderr).toBe(0);
