@@ -5,10 +5,13 @@
  * its home or lock disappears, or on SIGTERM. Later surfaces (the HTTP API) are meant to be mounted in this process.
  * @module
  */
+import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { createLlmClient, createLogger, loadSettingsLeniently, openStore, readEnv, resolveEmbedder, VERSION, type Embedder, type Store } from '../core/index.js';
-import { createSearchEngine, embedPending, queueAbandonedSessions, runPendingJobs, searchTuning, type SearchEngine } from '../services/index.js';
+import { createSearchEngine, embedPending, queueAbandonedSessions, runPendingJobs, searchTuning, type RecordedSources, type SearchEngine } from '../services/index.js';
 import { handleHookCall } from '../hooks/dispatch.js';
 import { hookEnvironment } from '../hooks/environment.js';
 import type { HookRuntime } from '../hooks/events.js';
@@ -31,6 +34,34 @@ const log = createLogger({ ...logOptions, name: 'server' });
 const hookLog = createLogger({ ...logOptions, name: 'hooks' });
 if (configError) log.warn('config.json is invalid; using defaults', { error: configError.message });
 
+/** Longest a session's recording may take in its child process. */
+const RECORD_TIMEOUT_MS = 120_000;
+
+/**
+ * Records one transcript with `engram ingest --file` in a child process: adapting, redacting and compressing are
+ * synchronous (about 0.1 s per MB), and in this process they would hold up every hook waiting for an answer.
+ */
+function recordFile(cwd: string, file: string): Promise<RecordedSources> {
+  const cli = join(dirname(fileURLToPath(import.meta.url)), 'cli.mjs');
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [cli, 'ingest', '--file', file],
+      { cwd, env: { ...process.env, ENGRAM_HOME: settings.paths.home }, timeout: RECORD_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        try {
+          const report = JSON.parse(stdout) as RecordedSources;
+          log.info('session recorded as tapes', { file, ms: Math.round(performance.now() - started), statuses: report.sources.map((source) => source.status) });
+          resolve(report);
+        } catch {
+          reject(new Error(`engram ingest failed: ${(error?.message ?? '').slice(0, 300)} ${stderr.slice(0, 500)}`.trim()));
+        }
+      },
+    );
+  });
+}
+
 // `--drain`: run queued background jobs and exit, without serving (hooks use this when the server is switched off).
 // Jobs are claimed in transactions, so a drain and a server never run the same one.
 if (process.argv.includes('--drain')) {
@@ -44,6 +75,7 @@ if (process.argv.includes('--drain')) {
       describeEnvironment: (cwd) => hookEnvironment(settings, cwd, 'unknown'),
       env: settings.env,
       recordTapes: settings.config.tapes.record,
+      recordFile,
     });
     log.info('drained jobs', result);
     drainStore.close();
@@ -151,6 +183,7 @@ function scheduleJobs(): void {
           describeEnvironment: (cwd) => hookEnvironment(liveSettings(), cwd, 'unknown'),
           env: settings.env,
           recordTapes: liveSettings().config.tapes.record,
+          recordFile,
           ...(loaded ? { embedPending: async () => (await embedPending(store, loaded)).embedded } : {}),
         });
       } catch (error) {

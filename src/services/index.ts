@@ -143,7 +143,7 @@ export {
 } from './inject/index.js';
 export type { InjectDeps, InjectLimits, HookEnvironment, Injection, Chosen, Relevance, RenderedBlock } from './inject/index.js';
 export { runPendingJobs, queueAbandonedSessions, JOB_HANDLERS } from './jobs/index.js';
-export type { JobContext, JobHandler } from './jobs/index.js';
+export type { JobContext, JobHandler, RecordedSources } from './jobs/index.js';
 export { runDemo } from './demo/index.js';
 export type { DemoReport, DemoStep } from './demo/index.js';
 export {

@@ -115,6 +115,8 @@ describe.skipIf(!existsSync(RUN_CLAUDE))('tapes of real Claude Code sessions', (
       expect(tapes).toHaveLength(1);
       const tapeId = (tapes[0] as string).replace('.jsonl.zst', '');
       expect(existsSync(join(engramHome, 'tapes'))).toBe(false); // nothing outside the opted-in repository
+      // Recorded by a child process, so the server kept answering hooks meanwhile.
+      expect(readFileSync(join(engramHome, 'logs', 'server.log'), 'utf8')).toMatch(/"msg":"session recorded as tapes".*"statuses":\["written"\]/);
 
       // The same job extracted the person's correction, with its provenance: the session and the tape.
       const learned = openStore({ path: join(engramHome, 'engram.db'), readonly: true });

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { isEngramError, type Embedder, type EngramEnv, type Job, type JobKind, type LlmClient, type Logger, type Session, type Store } from '../../core/index.js';
 import { evaluateSession, extractSession, sessionSource } from '../learn/index.js';
 import { ingestSessions, subagentTranscripts } from '../tape/index.js';
@@ -19,6 +20,16 @@ export interface JobContext {
   env?: Pick<EngramEnv, 'home' | 'claudeConfigDir' | 'codexHome'>;
   /** config.json `tapes.record`. @default true */
   recordTapes?: boolean;
+  /**
+   * Records one transcript as tapes (`engram ingest --file`). The server runs it in a child process, so adapting and
+   * compressing a large transcript never holds up the hooks it answers; without it, ingest runs in this process.
+   */
+  recordFile?: (cwd: string, file: string) => Promise<RecordedSources>;
+}
+
+/** What recording one transcript reported, per source (ingest's report, reduced). */
+export interface RecordedSources {
+  sources: Array<{ tape_id: string | null; status: string; error?: { code: string; message: string } }>;
 }
 
 /** One kind of background work. */
@@ -63,8 +74,12 @@ async function recordAfterSession(context: JobContext, session: Session): Promis
   if (!context.env || context.recordTapes === false || !session.transcript_path) return [];
   const tapes: string[] = [];
   try {
+    const env = context.env;
+    const cwd = session.cwd ?? session.repo_root ?? env.home;
+    // A session folder that is gone (a removed worktree or temp folder) cannot be a child's working folder.
+    const record = context.recordFile && existsSync(cwd) ? context.recordFile : (folder: string, file: string) => ingestSessions({ cwd: folder, env, file });
     for (const file of [session.transcript_path, ...subagentTranscripts(session.transcript_path)]) {
-      const report = await ingestSessions({ cwd: session.cwd ?? session.repo_root ?? context.env.home, env: context.env, file });
+      const report = await record(cwd, file);
       for (const source of report.sources) {
         if (source.tape_id) tapes.push(source.tape_id);
         if (source.status === 'error') context.log.warn('session not recorded as a tape', { session: session.id, file, error: source.error });
