@@ -107,22 +107,38 @@ function readHead(path: string, maxBytes: number): string {
   }
 }
 
+/**
+ * How much of a transcript's start discovery reads to find its cwd: usually the first line or two, so 64 KB first
+ * (discovery looks at every session the agents ever logged, on every `engram ingest` and pre-commit), and 4 MB only
+ * when a long first record (Codex's session_meta carries the base instructions) hides it.
+ */
+const HEAD_BYTES = [64 * 1024, 4 * 1024 * 1024] as const;
+
 /** The session cwd a transcript declares in its first lines (Claude `cwd`, Codex `session_meta.payload.cwd`). */
 function transcriptCwd(path: string): string | null {
-  let head: string;
+  let total: number;
   try {
-    head = readHead(path, 4 * 1024 * 1024);
+    total = statSync(path).size;
   } catch {
     return null;
   }
-  for (const line of head.split('\n').slice(0, 200)) {
+  for (const size of HEAD_BYTES) {
+    let head: string;
     try {
-      const record = JSON.parse(line) as { cwd?: unknown; type?: unknown; payload?: { cwd?: unknown } };
-      if (typeof record.cwd === 'string') return record.cwd;
-      if (record.type === 'session_meta' && typeof record.payload?.cwd === 'string') return record.payload.cwd;
+      head = readHead(path, size);
     } catch {
-      // A cut or damaged line: keep looking.
+      return null;
     }
+    for (const line of head.split('\n').slice(0, 200)) {
+      try {
+        const record = JSON.parse(line) as { cwd?: unknown; type?: unknown; payload?: { cwd?: unknown } };
+        if (typeof record.cwd === 'string') return record.cwd;
+        if (record.type === 'session_meta' && typeof record.payload?.cwd === 'string') return record.payload.cwd;
+      } catch {
+        // A cut or damaged line: keep looking.
+      }
+    }
+    if (total <= size) return null; // The whole file was read.
   }
   return null;
 }

@@ -81,6 +81,16 @@ describe('ingest', () => {
     expect(readdirSync(join(tapeLocation(w.repo, w.env.home).cache_dir, 'cursors'))).toHaveLength(3);
   });
 
+  it('finds a Codex rollout whose first record is larger than the first read (base instructions of 100 KB)', async () => {
+    const w = world();
+    const lines = readFileSync(w.codexPath, 'utf8').split('\n').filter(Boolean);
+    const meta = JSON.parse(lines[0] as string) as { payload: Record<string, unknown> };
+    meta.payload.base_instructions = { text: 'You are a coding agent. '.repeat(4_500) };
+    writeFileSync(w.codexPath, `${[JSON.stringify(meta), ...lines.slice(1)].join('\n')}\n`);
+    const report = await ingestSessions({ cwd: w.repo, env: w.env, agent: 'codex' });
+    expect(report.sources.map((source) => [source.path, source.status])).toEqual([[w.codexPath, 'written']]);
+  });
+
   it('is idempotent: a second run adds nothing', async () => {
     const w = world();
     await ingestSessions({ cwd: w.repo, env: w.env });
