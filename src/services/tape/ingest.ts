@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from 'node:fs';
-import { join, resolve, sep } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import * as z from 'zod';
 import { EngramError, isEngramError, type EngramEnv } from '../../core/index.js';
 import { adaptTranscript, detectHarness } from './adapters/index.js';
@@ -143,6 +143,58 @@ function transcriptCwd(path: string): string | null {
   return null;
 }
 
+/**
+ * The folder each transcript declares, remembered between runs by path, size and mtime:
+ * discovery looks at every session the agents ever logged, and a finished session never changes, so a repeated
+ * ingest (every commit, with the git hook) stats them instead of reading them. One file per Engram home
+ * (`$ENGRAM_HOME/cache/discovery.json`), never in a repository: it names other projects' folders. A damaged cache
+ * is only a re-read.
+ */
+const DiscoveryCacheSchema = z.record(z.string(), z.object({ size: z.number(), mtime: z.number(), cwd: z.string().nullable() }));
+
+class CwdCache {
+  private readonly entries: z.infer<typeof DiscoveryCacheSchema>;
+  private changed = false;
+
+  constructor(private readonly file: string) {
+    let entries: z.infer<typeof DiscoveryCacheSchema> = {};
+    try {
+      const parsed = DiscoveryCacheSchema.safeParse(JSON.parse(readFileSync(file, 'utf8')));
+      if (parsed.success) entries = parsed.data;
+    } catch {
+      // Absent or damaged: start empty.
+    }
+    this.entries = entries;
+  }
+
+  cwdOf(path: string): string | null {
+    let stat;
+    try {
+      stat = statSync(path);
+    } catch {
+      return null;
+    }
+    const known = this.entries[path];
+    if (known && known.size === stat.size && known.mtime === stat.mtimeMs) return known.cwd;
+    const cwd = transcriptCwd(path);
+    this.entries[path] = { size: stat.size, mtime: stat.mtimeMs, cwd };
+    this.changed = true;
+    return cwd;
+  }
+
+  save(): void {
+    if (!this.changed) return;
+    try {
+      mkdirSync(dirname(this.file), { recursive: true });
+      const temporary = `${this.file}.${process.pid}.tmp`;
+      writeFileSync(temporary, JSON.stringify(this.entries));
+      renameSync(temporary, this.file);
+    } catch {
+      // A cache that cannot be written costs a re-read next time, nothing else.
+    }
+  }
+}
+
 const listDir = (dir: string): string[] => {
   try {
     return readdirSync(dir).sort();
@@ -160,7 +212,7 @@ export function claudeProjectFolderName(path: string): string {
   return path.replace(/[^A-Za-z0-9]/g, '-');
 }
 
-function discoverClaude(root: string, claudeConfigDir: string): string[] {
+function discoverClaude(root: string, claudeConfigDir: string, cache: CwdCache): string[] {
   const projects = join(claudeConfigDir, 'projects');
   const encoded = claudeProjectFolderName(root);
   const found: string[] = [];
@@ -169,7 +221,7 @@ function discoverClaude(root: string, claudeConfigDir: string): string[] {
     for (const name of listDir(join(projects, folder))) {
       if (!name.endsWith('.jsonl')) continue;
       const path = join(projects, folder, name);
-      const cwd = transcriptCwd(path);
+      const cwd = cache.cwdOf(path);
       if (cwd !== null ? inside(root, resolve(cwd)) : folder === encoded) found.push(path, ...subagentTranscripts(path));
     }
   }
@@ -177,13 +229,13 @@ function discoverClaude(root: string, claudeConfigDir: string): string[] {
 }
 
 /** Codex rollouts under `sessions/YYYY/MM/DD/` (and `archived_sessions/`) whose session_meta cwd is in the repo. */
-function discoverCodex(root: string, codexHome: string): string[] {
+function discoverCodex(root: string, codexHome: string, cache: CwdCache): string[] {
   const found: string[] = [];
   const walk = (dir: string, depth: number): void => {
     for (const name of listDir(dir)) {
       const path = join(dir, name);
       if (name.startsWith('rollout-') && name.endsWith('.jsonl')) {
-        const cwd = transcriptCwd(path);
+        const cwd = cache.cwdOf(path);
         if (cwd !== null && inside(root, resolve(cwd))) found.push(path);
       } else if (depth < 4) {
         try {
@@ -269,8 +321,10 @@ export async function ingestSessions(options: IngestOptions): Promise<IngestRepo
   if (options.file !== undefined) {
     candidates.push({ path: resolve(options.cwd, options.file), harness: options.agent ?? null });
   } else {
-    if (options.agent !== 'codex') for (const path of discoverClaude(location.root, options.env.claudeConfigDir)) candidates.push({ path, harness: 'claude' });
-    if (options.agent !== 'claude') for (const path of discoverCodex(location.root, options.env.codexHome)) candidates.push({ path, harness: 'codex' });
+    const cache = new CwdCache(join(options.env.home, 'cache', 'discovery.json'));
+    if (options.agent !== 'codex') for (const path of discoverClaude(location.root, options.env.claudeConfigDir, cache)) candidates.push({ path, harness: 'claude' });
+    if (options.agent !== 'claude') for (const path of discoverCodex(location.root, options.env.codexHome, cache)) candidates.push({ path, harness: 'codex' });
+    cache.save();
   }
   const sources: IngestSource[] = [];
   for (const candidate of candidates) {

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readEnv } from '../../../src/core/index.js';
@@ -89,6 +89,23 @@ describe('ingest', () => {
     writeFileSync(w.codexPath, `${[JSON.stringify(meta), ...lines.slice(1)].join('\n')}\n`);
     const report = await ingestSessions({ cwd: w.repo, env: w.env, agent: 'codex' });
     expect(report.sources.map((source) => [source.path, source.status])).toEqual([[w.codexPath, 'written']]);
+  });
+
+  it('remembers where each transcript was made: an unchanged one is not read again, a changed one is', async () => {
+    const w = world();
+    await ingestSessions({ cwd: w.repo, env: w.env, agent: 'codex' });
+    const cacheFile = join(w.env.home, 'cache', 'discovery.json');
+    const cache = JSON.parse(readFileSync(cacheFile, 'utf8')) as Record<string, { cwd: string | null }>;
+    expect(cache[w.codexPath]?.cwd).toBe(w.repo);
+    expect(Object.keys(cache)).toHaveLength(2); // the other project's rollout too, so it is not read again either
+    // Proof that the cache is what answers: say the rollout belongs elsewhere, and discovery believes it.
+    (cache[w.codexPath] as { cwd: string }).cwd = '/elsewhere';
+    writeFileSync(cacheFile, JSON.stringify(cache));
+    expect((await ingestSessions({ cwd: w.repo, env: w.env, agent: 'codex' })).sources).toEqual([]);
+    // A transcript that changed (size or mtime) is read again.
+    appendFileSync(w.codexPath, '{"timestamp":"2026-11-22T02:00:00.000Z","type":"event_msg","payload":{"type":"token_count"}}\n');
+    expect((await ingestSessions({ cwd: w.repo, env: w.env, agent: 'codex' })).sources.map((source) => source.path)).toEqual([w.codexPath]);
+    expect(existsSync(join(w.repo, '.engram-cache'))).toBe(false);
   });
 
   it('is idempotent: a second run adds nothing', async () => {
