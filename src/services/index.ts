@@ -32,7 +32,7 @@ export type {
 } from './memory/index.js';
 export { exportEngrams, exportLine, ExportLineSchema, importEngrams } from './transfer/index.js';
 export type { ExportLine, ExportOptions, ImportReport, ImportOptions, LineError } from './transfer/index.js';
-export { initRepo, installGitHooks, uninstallGitHooks, gitHooksStatus, GIT_HOOKS } from './workspace/index.js';
+export { initRepo, installGitHooks, uninstallGitHooks, gitHooksStatus } from './workspace/index.js';
 export type { InitResult, GitHookName, GitHookReport, GitHooksResult } from './workspace/index.js';
 export {
   recordSessionStart,
@@ -164,22 +164,14 @@ export {
   EVALUATION,
   CONVERSATION,
   conversationLines,
-  chunkConversation,
-  conversationChunks,
   excerptAround,
   extractSession,
   extractSessions,
   sessionSource,
   inferPrerequisites,
   parseExtraction,
-  quotedIn,
   wordOverlap,
   contentWords,
-  EXTRACTION,
-  EXTRACTION_SYSTEM,
-  LESSON_KINDS,
-  LESSON_CHARS,
-  DEDUP,
 } from './learn/index.js';
 export type {
   JudgementSource,
@@ -196,14 +188,9 @@ export type {
   FeedbackResult,
   EvaluationReport,
   ConversationLine,
-  ConversationChunk,
   ExtractionReport,
   ExtractionSource,
   LessonOutcome,
-  ProposedLesson,
-  RejectedLesson,
-  LessonKind,
-  DuplicateMatch,
 } from './learn/index.js';
 export {
   HARNESSES,

@@ -32,6 +32,8 @@ export interface ExtractionRepo {
     outcome: { status: ExtractionState['status']; lines_done: number; created: number; merged: number; rejected: number; error: string | null },
     at: string,
   ): void;
+  /** Records that a run read nothing (no LLM, too little new conversation), unless another run is in progress. */
+  skip(sessionId: string, transcriptPath: string | null, reason: string, at: string): void;
   counts(): Record<ExtractionState['status'], number>;
 }
 
@@ -68,6 +70,14 @@ export function createExtractionRepo(db: Database): ExtractionRepo {
         outcome.status,
         sessionId,
       );
+    },
+    skip(sessionId, transcriptPath, reason, at) {
+      db.prepare(
+        `INSERT INTO session_extractions (session_id, transcript_path, status, error, updated_at) VALUES (?, ?, 'skipped', ?, ?)
+         ON CONFLICT (session_id) DO UPDATE SET status = 'skipped', error = excluded.error, updated_at = excluded.updated_at,
+           transcript_path = coalesce(excluded.transcript_path, transcript_path)
+         WHERE status <> 'running'`,
+      ).run(sessionId, transcriptPath, reason, at);
     },
     counts() {
       const counts: Record<ExtractionState['status'], number> = { running: 0, completed: 0, failed: 0, skipped: 0 };

@@ -108,14 +108,6 @@ export function conversationChunks(
   return chunks;
 }
 
-/** The texts of {@link conversationChunks}. */
-export function chunkConversation(
-  lines: readonly ConversationLine[],
-  options: { chunkChars?: number; overlapMessages?: number } = {},
-): string[] {
-  return conversationChunks(lines, options).map((chunk) => chunk.text);
-}
-
 /**
  * The part of a session around a moment (when an engram was shown): the conversation and tool calls from `before`
  * lines ahead of it to `after` lines past it, within `chars`. Evaluation sends this, not the whole transcript.

@@ -1,4 +1,4 @@
-import type { Embedder, Engram, Store } from '../../core/index.js';
+import type { Embedder, Engram, Store, VectorSpace } from '../../core/index.js';
 import { ensureVectorSpace, searchTerms } from '../recall/index.js';
 
 /** When a new lesson is the same as one already stored (engrammar's inline dedup, peers.md §1.6). */
@@ -58,6 +58,8 @@ const mergeable = (project: string | null, candidate: string | null): boolean =>
  */
 export class LessonIndex {
   private readonly known: KnownLesson[] = [];
+  /** The embedder's vector space in the store: undefined until asked, null when there is none. */
+  private vectorSpace: VectorSpace | null | undefined;
 
   constructor(
     private readonly store: Store,
@@ -118,16 +120,25 @@ export class LessonIndex {
     this.known.push({ id, project, words: contentWords(text), vector });
   }
 
-  private storedNeighbours(vector: Float32Array): Array<{ id: number; similarity: number }> {
-    try {
-      const space = ensureVectorSpace(this.store, this.embedder as Embedder);
-      // sqlite-vec's cosine distance is 1 − cosine similarity.
-      return this.store
-        .vectors()
-        .knn(space, vector, DEDUP.neighbours)
-        .map((neighbour) => ({ id: neighbour.id, similarity: 1 - neighbour.distance }));
-    } catch {
-      return []; // No vector extension: word overlap still runs.
+  /** The embedder's vector space (created if new), or null without an embedder or the vector extension. */
+  space(): VectorSpace | null {
+    if (this.vectorSpace === undefined) {
+      try {
+        this.vectorSpace = this.embedder ? ensureVectorSpace(this.store, this.embedder) : null;
+      } catch {
+        this.vectorSpace = null; // No vector extension: word overlap still runs.
+      }
     }
+    return this.vectorSpace;
+  }
+
+  private storedNeighbours(vector: Float32Array): Array<{ id: number; similarity: number }> {
+    const space = this.space();
+    if (!space) return [];
+    // sqlite-vec's cosine distance is 1 − cosine similarity.
+    return this.store
+      .vectors()
+      .knn(space, vector, DEDUP.neighbours)
+      .map((neighbour) => ({ id: neighbour.id, similarity: 1 - neighbour.distance }));
   }
 }

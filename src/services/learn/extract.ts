@@ -9,10 +9,8 @@ import {
   type Logger,
   type Store,
   type Transcript,
-  type VectorSpace,
 } from '../../core/index.js';
 import { prepareDraft, storeDraft } from '../memory/index.js';
-import { ensureVectorSpace } from '../recall/index.js';
 import { conversationChunks, conversationLines, CONVERSATION } from './conversation.js';
 import { LessonIndex, type DuplicateMatch } from './extract-dedup.js';
 import { parseExtraction, type ProposedLesson, type RejectedLesson } from './extract-parse.js';
@@ -108,6 +106,19 @@ export interface ExtractionReport {
   error: string | null;
 }
 
+/** A report before anything was read. */
+const emptyReport = (sessionId: string, dryRun: boolean): ExtractionReport => ({
+  session_id: sessionId,
+  outcome: 'completed',
+  dry_run: dryRun,
+  lines: { from: 0, to: 0, total: 0 },
+  chunks: 0,
+  lessons: [],
+  rejected: [],
+  malformed_answers: 0,
+  error: null,
+});
+
 /** Operating systems a lesson names (one family only: a lesson naming two is not OS-specific). */
 const OS_WORDS: Array<[string, RegExp]> = [
   ['darwin', /\b(macos|mac os|os x|homebrew|brew install|launchctl|xcode)\b/i],
@@ -169,17 +180,7 @@ export async function extractSession(
 ): Promise<ExtractionReport> {
   const now = options.now ?? (() => new Date());
   const dryRun = options.dryRun ?? false;
-  const report: ExtractionReport = {
-    session_id: source.sessionId,
-    outcome: 'completed',
-    dry_run: dryRun,
-    lines: { from: 0, to: 0, total: 0 },
-    chunks: 0,
-    lessons: [],
-    rejected: [],
-    malformed_answers: 0,
-    error: null,
-  };
+  const report = emptyReport(source.sessionId, dryRun);
   const llm = options.llm && options.llm.provider !== 'none' ? options.llm : null;
 
   let transcript: Transcript;
@@ -201,14 +202,7 @@ export async function extractSession(
   if (!llm || tooLittle) {
     // Nothing is read, so lines_done stays: the session is looked at again when it grows or an LLM is configured.
     const error = !llm ? 'no LLM configured: nothing was extracted' : `too little new conversation (${userMessages} user messages, ${freshChars} characters)`;
-    if (!dryRun) {
-      store.write(() => {
-        const claim = store.extractions.claim(source.sessionId, source.transcriptPath, now().toISOString(), EXTRACTION.maxAttempts, '');
-        if (claim === 'claimed') {
-          store.extractions.finish(source.sessionId, { status: 'skipped', lines_done: from, created: 0, merged: 0, rejected: 0, error }, now().toISOString());
-        }
-      });
-    }
+    if (!dryRun) store.write(() => store.extractions.skip(source.sessionId, source.transcriptPath, error, now().toISOString()));
     return { ...report, outcome: 'skipped', error };
   }
 
@@ -240,8 +234,8 @@ export async function extractSession(
   };
 
   for (const chunk of chunks.slice(0, EXTRACTION.maxChunksPerRun)) {
-    let parsed: ReturnType<typeof parseExtraction> | null = null;
-    for (let attempt = 0; attempt <= EXTRACTION.malformedRetries && (!parsed || parsed.malformed); attempt++) {
+    let parsed: ReturnType<typeof parseExtraction> = { lessons: [], rejected: [], malformed: true };
+    for (let attempt = 0; attempt <= EXTRACTION.malformedRetries && parsed.malformed; attempt++) {
       try {
         const response = await llm.complete({
           system: EXTRACTION_SYSTEM,
@@ -260,7 +254,6 @@ export async function extractSession(
         options.log?.warn('extraction answer held no JSON list', { session: source.sessionId, attempt: attempt + 1 });
       }
     }
-    if (!parsed) break;
     report.chunks++;
     report.rejected.push(...parsed.rejected);
     const kept = parsed.lessons.slice(0, EXTRACTION.maxLessonsPerChunk);
@@ -327,14 +320,8 @@ async function keepLesson(
     source_sessions: [source.sessionId],
     project,
   });
-  let space: VectorSpace | null = null;
-  if (vector && options.embedder) {
-    try {
-      space = ensureVectorSpace(store, options.embedder);
-    } catch {
-      // No vector extension: the engram is embedded later like any other.
-    }
-  }
+  // Without a vector space (no embedder, no vector extension) the engram is embedded later like any other.
+  const space = vector ? index.space() : null;
   const stored = store.write(() => {
     const result = storeDraft(store, draft, options.at, 'count');
     if (space && vector && result.status === 'created') store.vectors().put(space, result.engram.id, result.engram.content_hash, vector, options.at);
@@ -376,17 +363,7 @@ export async function extractSessions(
       reports.push(await extractSession(store, source, options));
     } catch (error) {
       const message = isEngramError(error) ? `${error.code}: ${error.message}` : String(error);
-      reports.push({
-        session_id: source.sessionId,
-        outcome: 'failed',
-        dry_run: options.dryRun ?? false,
-        lines: { from: 0, to: 0, total: 0 },
-        chunks: 0,
-        lessons: [],
-        rejected: [],
-        malformed_answers: 0,
-        error: message,
-      });
+      reports.push({ ...emptyReport(source.sessionId, options.dryRun ?? false), outcome: 'failed', error: message });
     }
   }
   return reports;

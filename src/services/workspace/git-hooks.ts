@@ -11,12 +11,9 @@ import { EngramError, findRepo } from '../../core/index.js';
  * uninstall removes exactly what we added. Nothing here can fail a commit or a merge: every command ends in `|| :`.
  */
 
-/** The hooks we manage and what each does. */
-export const GIT_HOOKS = {
-  'pre-commit': "ingests the agents' new sessions and stages the new tapes",
-  'post-merge': 'rebuilds the provenance index from the merged tapes',
-} as const;
-export type GitHookName = keyof typeof GIT_HOOKS;
+/** The hooks we manage: pre-commit ingests and stages new tapes, post-merge rebuilds the index. */
+const GIT_HOOKS = ['pre-commit', 'post-merge'] as const;
+export type GitHookName = (typeof GIT_HOOKS)[number];
 
 /** The shell command a hook runs, with `engram` the command's path (quoted). */
 function hookCommand(hook: GitHookName, engram: string): string {
@@ -85,7 +82,7 @@ export function installGitHooks(options: { cwd: string; engram: string; dryRun?:
   }
   const { root, hooksDir } = locate(options.cwd);
   const dryRun = options.dryRun ?? false;
-  const hooks = (Object.keys(GIT_HOOKS) as GitHookName[]).map((hook): GitHookReport => {
+  const hooks = GIT_HOOKS.map((hook): GitHookReport => {
     const file = join(hooksDir, hook);
     const ours = block(hook, options.engram);
     const existing = existsSync(file) ? readFileSync(file, 'utf8') : null;
@@ -120,7 +117,7 @@ export function installGitHooks(options: { cwd: string; engram: string; dryRun?:
 export function uninstallGitHooks(options: { cwd: string; dryRun?: boolean }): GitHooksResult {
   const { root, hooksDir } = locate(options.cwd);
   const dryRun = options.dryRun ?? false;
-  const hooks = (Object.keys(GIT_HOOKS) as GitHookName[]).map((hook): GitHookReport => {
+  const hooks = GIT_HOOKS.map((hook): GitHookReport => {
     const file = join(hooksDir, hook);
     const existing = existsSync(file) ? readFileSync(file, 'utf8') : null;
     if (existing === null || !BLOCK.test(existing)) return { hook, file, action: 'absent', note: null };
@@ -138,7 +135,7 @@ export function uninstallGitHooks(options: { cwd: string; dryRun?: boolean }): G
 /** Which of our hooks are installed. */
 export function gitHooksStatus(options: { cwd: string }): GitHooksResult {
   const { root, hooksDir } = locate(options.cwd);
-  const hooks = (Object.keys(GIT_HOOKS) as GitHookName[]).map((hook): GitHookReport => {
+  const hooks = GIT_HOOKS.map((hook): GitHookReport => {
     const file = join(hooksDir, hook);
     const existing = existsSync(file) ? readFileSync(file, 'utf8') : null;
     return { hook, file, action: existing !== null && BLOCK.test(existing) ? 'installed' : 'absent', note: null };

@@ -1,4 +1,4 @@
 export { initRepo } from './init.js';
 export type { InitResult } from './init.js';
-export { installGitHooks, uninstallGitHooks, gitHooksStatus, GIT_HOOKS } from './git-hooks.js';
+export { installGitHooks, uninstallGitHooks, gitHooksStatus } from './git-hooks.js';
 export type { GitHookName, GitHookReport, GitHooksResult } from './git-hooks.js';

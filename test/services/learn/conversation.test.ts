@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseTranscript, readTranscript } from '../../../src/core/index.js';
-import { chunkConversation, conversationLines, excerptAround } from '../../../src/services/learn/conversation.js';
+import { conversationChunks, conversationLines, excerptAround } from '../../../src/services/learn/conversation.js';
 import { SHARED } from '../../_helpers.js';
 
 const line = (record: unknown) => JSON.stringify(record);
@@ -36,7 +36,7 @@ describe('conversation text for the model', () => {
     );
     const lines = conversationLines(long, { messageChars: 100 });
     expect(lines.every((l) => l.text.length <= 100)).toBe(true);
-    const chunks = chunkConversation(lines, { chunkChars: 1_000, overlapMessages: 2 });
+    const chunks = conversationChunks(lines, { chunkChars: 1_000, overlapMessages: 2 }).map((chunk) => chunk.text);
     expect(chunks.length).toBeGreaterThan(3);
     expect(chunks.every((chunk) => chunk.length <= 1_000)).toBe(true);
     const firstOfSecond = chunks[1]?.split('\n')[0];
