@@ -4,7 +4,7 @@ import { ensureVectorSpace, searchTerms } from '../recall/index.js';
 /** When a new lesson is the same as one already stored (engrammar's inline dedup, peers.md §1.6). */
 export const DEDUP = {
   /** Cosine similarity of the two texts' embeddings at or above which they say the same thing. 0.85 is engrammar's
-   * value: paraphrases of one lesson score 0.85–0.95 with MiniLM-class models, related but distinct lessons 0.6–0.8. */
+   * value; not re-measured on our models. */
   cosine: 0.85,
   /** Nearest stored neighbours compared by embedding. */
   neighbours: 3,
