@@ -51,3 +51,10 @@ export function parseJsonOption(flag: string, value: string): unknown {
     throw new EngramError('INVALID_INPUT', `${flag} is not valid JSON: ${(error as Error).message}`);
   }
 }
+
+/** All of a stream (stdin) as UTF-8 text. */
+export async function readStdin(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+  return Buffer.concat(chunks).toString('utf8');
+}

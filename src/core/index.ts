@@ -116,6 +116,13 @@ export type {
   DownloadEvent,
 } from './embed/index.js';
 export { parseTranscript, readTranscript, detectFormat } from './transcript/index.js';
+export {
+  CODEX_INJECTED,
+  isObject as isJsonObject,
+  str as stringOrNull,
+  parseArguments as parseToolArguments,
+} from './transcript/index.js';
+export type { Json as JsonObject } from './transcript/index.js';
 export type {
   Transcript,
   TranscriptEvent,

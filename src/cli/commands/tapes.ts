@@ -15,15 +15,8 @@ import {
   type IngestReport,
   type RecordResult,
 } from '../../services/index.js';
-import { integerOption } from '../_args.js';
+import { integerOption, readStdin } from '../_args.js';
 import type { Action } from '../program.js';
-
-/** Reads all of stdin as text. */
-async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 function parseAgent(value: string | undefined): Harness | undefined {
   if (value === undefined) return undefined;
@@ -82,7 +75,7 @@ export function registerTapeCommands(program: Command, action: Action): void {
       action(async (context, flags: { stdin?: boolean; agent?: string; strict?: boolean }) => {
         if (!flags.stdin) throw new EngramError('USAGE', 'record reads a transcript from stdin: pass --stdin');
         const agent = parseAgent(flags.agent);
-        const text = await readAll(context.io.stdin);
+        const text = await readStdin(context.io.stdin);
         if (text.trim() === '') throw new EngramError('INVALID_INPUT', 'stdin is empty: pipe a Claude Code or Codex transcript');
         const result = await recordTranscript({ text, cwd: context.io.cwd, home: context.env().home, strict: flags.strict ?? false, ...(agent ? { harness: agent } : {}) });
         return { result, pretty: () => renderRecord(result) };

@@ -3,17 +3,10 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { EngramError } from '../../core/index.js';
 import { embedNewEngrams, exportEngrams, importEngrams, type CatchUpReport } from '../../services/index.js';
-import { readInputFile } from '../_args.js';
+import { readInputFile, readStdin } from '../_args.js';
 import { progressBar } from '../progress.js';
 import { renderFields } from '../render.js';
 import type { Action } from '../program.js';
-
-/** Reads all of stdin as text. */
-async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 /** export, import. */
 export function registerTransferCommands(program: Command, action: Action): void {
@@ -62,7 +55,7 @@ export function registerTransferCommands(program: Command, action: Action): void
     .option('--no-embed', 'store only; embed later with engram reindex')
     .action(
       action(async (context, file: string | undefined, flags: { dryRun?: boolean; embed: boolean }) => {
-        const text = file === undefined || file === '-' ? await readAll(context.io.stdin) : readInputFile(context.io.cwd, file);
+        const text = file === undefined || file === '-' ? await readStdin(context.io.stdin) : readInputFile(context.io.cwd, file);
         const store = context.store();
         const saving = progressBar(context.io, 'importing');
         let report;

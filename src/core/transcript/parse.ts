@@ -1,4 +1,5 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { CODEX_INJECTED, isObject, parseArguments, str, type Json } from './records.js';
 import type { Transcript, TranscriptEvent, TranscriptFormat } from './types.js';
 
 /**
@@ -13,9 +14,6 @@ export const TOOL_OUTPUT_CHARS = 4_000;
 /** Transcripts are read up to this size; a longer file is parsed from its start and marked truncated. */
 export const MAX_TRANSCRIPT_BYTES = 64 * 1024 * 1024;
 
-type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
-const str = (value: unknown): string | null => (typeof value === 'string' ? value : null);
 const cap = (text: string, max = TOOL_OUTPUT_CHARS): string => (text.length > max ? `${text.slice(0, max)}…[${text.length} chars]` : text);
 
 /** Text of a content array: text-like blocks joined; images and other blocks left out. */
@@ -44,8 +42,6 @@ export function detectFormat(lines: readonly string[]): TranscriptFormat | null 
   return null;
 }
 
-/** Codex user items that the CLI injects (instructions, environment), not what the person typed. */
-const CODEX_INJECTED = /^\s*(<environment_context>|<user_instructions>|<permissions instructions>|# AGENTS\.md instructions|<INSTRUCTIONS>)/;
 
 /** A Codex tool output's exit status, from the formats 0.5x–0.169 write; null when it does not say. */
 function codexExitCode(output: string): number | null {
@@ -56,15 +52,6 @@ function codexExitCode(output: string): number | null {
     return typeof parsed?.metadata?.exit_code === 'number' ? parsed.metadata.exit_code : null;
   } catch {
     return null;
-  }
-}
-
-function parseArguments(raw: unknown): unknown {
-  if (typeof raw !== 'string') return raw ?? {};
-  try {
-    return JSON.parse(raw);
-  } catch {
-    return { input: raw };
   }
 }
 

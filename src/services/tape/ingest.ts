@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import * as z from 'zod';
-import { EngramError, isEngramError, type EngramEnv } from '../../core/index.js';
+import { EngramError, homePaths, isEngramError, type EngramEnv } from '../../core/index.js';
 import { adaptTranscript, detectHarness } from './adapters/index.js';
 import { HarnessSchema, type Coverage, type Harness } from './events.js';
 import { tapeLocation } from './location.js';
@@ -32,7 +32,8 @@ export interface IngestOptions {
 
 export interface IngestSource {
   path: string;
-  harness: Harness;
+  /** Null for a file that is neither agent's transcript (reported as an `error`). */
+  harness: Harness | null;
   session_id: string | null;
   /** The tape written (or found already written) for the new lines; null when nothing new made one. */
   tape_id: string | null;
@@ -64,6 +65,9 @@ const CursorSchema = z
     prefix_sha256: z.string(),
     last_tape_id: z.string().nullable(),
     session_id: z.string().nullable(),
+    /** The file's size and mtime when it was last read: unchanged, it is not read again. */
+    size: z.number().int().min(0).optional(),
+    mtime: z.number().optional(),
   })
   .strict();
 type Cursor = z.infer<typeof CursorSchema>;
@@ -259,7 +263,14 @@ async function ingestSource(
   strict: boolean,
 ): Promise<IngestSource> {
   let bytes: Buffer;
+  let stat: { size: number; mtimeMs: number };
+  let cursor = readCursor(dirs.cache_dir, path);
   try {
+    stat = statSync(path);
+    // A finished session is looked at on every ingest (every commit, with the git hook): unchanged, it is not read.
+    if (cursor && cursor.size === stat.size && cursor.mtime === stat.mtimeMs) {
+      return { path, harness: cursor.harness, session_id: cursor.session_id, tape_id: null, status: 'unchanged', new_lines: 0, coverage: null };
+    }
     bytes = readFileSync(path);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
@@ -268,8 +279,7 @@ async function ingestSource(
   // Only complete lines: the agent may be writing the last one right now.
   const complete = bytes.subarray(0, bytes.lastIndexOf(10) + 1);
   const text = complete.toString('utf8');
-  const harness = harnessHint ?? detectHarness(text) ?? 'claude';
-  let cursor = readCursor(dirs.cache_dir, path);
+  const harness = harnessHint ?? detectHarness(text);
   if (cursor && (cursor.bytes > complete.length || createHash('sha256').update(complete.subarray(0, cursor.bytes)).digest('hex') !== cursor.prefix_sha256)) {
     cursor = null; // Rewritten or replaced: read it again from the start.
   }
@@ -282,7 +292,8 @@ async function ingestSource(
   if (totalLines === 0) return source;
   let adapted;
   try {
-    adapted = adaptTranscript(text, { harness, strict, fromLine, previousTape: cursor?.last_tape_id ?? null });
+    // Without a hint or a recognisable line, adaptTranscript refuses the text (INVALID_INPUT), reported below.
+    adapted = adaptTranscript(text, { ...(harness ? { harness } : {}), strict, fromLine, previousTape: cursor?.last_tape_id ?? null });
   } catch (error) {
     if (!isEngramError(error, 'UNSUPPORTED_VERSION', 'INVALID_INPUT')) throw error;
     return { ...source, status: 'error', error: { code: error.code, message: error.message } };
@@ -301,7 +312,9 @@ async function ingestSource(
   }
   writeCursor(dirs.cache_dir, {
     path,
-    harness,
+    harness: adapted.harness,
+    size: stat.size,
+    mtime: stat.mtimeMs,
     bytes: complete.length,
     lines: totalLines,
     prefix_sha256: createHash('sha256').update(complete).digest('hex'),
@@ -321,7 +334,7 @@ export async function ingestSessions(options: IngestOptions): Promise<IngestRepo
   if (options.file !== undefined) {
     candidates.push({ path: resolve(options.cwd, options.file), harness: options.agent ?? null });
   } else {
-    const cache = new CwdCache(join(options.env.home, 'cache', 'discovery.json'));
+    const cache = new CwdCache(join(homePaths(options.env.home).cache, 'discovery.json'));
     if (options.agent !== 'codex') for (const path of discoverClaude(location.root, options.env.claudeConfigDir, cache)) candidates.push({ path, harness: 'claude' });
     if (options.agent !== 'claude') for (const path of discoverCodex(location.root, options.env.codexHome, cache)) candidates.push({ path, harness: 'codex' });
     cache.save();

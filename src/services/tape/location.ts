@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
-import { findRepo } from '../../core/index.js';
+import { findRepo, homePaths } from '../../core/index.js';
 
 /**
  * Where a folder's tapes and derived data live. A repository opted in with `engram init` (a `.engram/` folder at its
@@ -55,6 +55,6 @@ export function tapeLocation(cwd: string, home: string): TapeLocation {
     opted_in: false,
     project,
     tapes_dir: join(home, 'tapes', project),
-    cache_dir: join(home, 'cache', 'tapes', project),
+    cache_dir: join(homePaths(home).cache, 'tapes', project),
   };
 }

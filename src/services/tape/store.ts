@@ -128,13 +128,18 @@ export function readTapeText(path: string): string {
   const name = path.split(/[\\/]/).at(-1) ?? '';
   const tapeId = tapeIdOf(name);
   if (tapeId === null) throw new EngramError('INVALID_INPUT', `${path} is not a tape file (<sha256>.jsonl.zst)`);
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = decompressBytes(readFileSync(path));
+    bytes = readFileSync(path);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw new EngramError('NOT_FOUND', `no tape at ${path}`);
-    if (code) throw new EngramError('IO', `cannot read tape ${path}: ${(error as Error).message}`, { cause: error });
+    throw new EngramError('IO', `cannot read tape ${path}: ${(error as Error).message}`, { cause: error });
+  }
+  let text: string;
+  try {
+    text = decompressBytes(bytes);
+  } catch (error) {
     throw new EngramError('INVALID_INPUT', `tape ${path} is not valid zstd: ${(error as Error).message}`, { cause: error });
   }
   if (sha256(text) !== tapeId) {

@@ -313,6 +313,9 @@ describe('versions, unknown records, helpers', () => {
   it('hunk and replay arithmetic', () => {
     expect(hunkRegion(1, 1, [' a', '-b', '+B', ' c'])).toEqual({ before_range: [2, 2], after_range: [2, 2], before_text: 'b', after_text: 'B' });
     expect(unifiedDiffHunks('@@ -0,0 +1,2 @@\n+x\n+y\n')).toEqual([{ oldStart: 0, newStart: 1, lines: ['+x', '+y'] }]);
+    // A removed line that starts with "--" is content, not a file header; headers outside hunks are skipped.
+    expect(unifiedDiffHunks('--- a/q.sql\n+++ b/q.sql\n@@ -1,2 +1,1 @@\n--- sql comment\n keep\n')).toEqual([{ oldStart: 1, newStart: 1, lines: ['--- sql comment', ' keep'] }]);
+    expect(hunkRegion(1, 1, ['--- sql comment', ' keep'])).toEqual({ before_range: [1, 1], after_range: [1, 0], before_text: '-- sql comment', after_text: '' });
     expect(replayEdits('a\nb\nc\n', [{ old_string: 'b', new_string: 'B1\nB2' }, { old_string: 'c', new_string: 'C' }])).toEqual([
       [{ before_range: [2, 2], after_range: [2, 3], before_text: 'b', after_text: 'B1\nB2' }],
       [{ before_range: [4, 4], after_range: [4, 4], before_text: 'c', after_text: 'C' }],

@@ -108,6 +108,10 @@ describe('ingest', () => {
     expect(existsSync(join(w.repo, '.engram-cache'))).toBe(false);
   });
 
+  it("encodes a folder as Claude Code names its project folder (every character but letters and digits becomes '-')", () => {
+    expect(claudeProjectFolderName('/home/user/my_proj.v2')).toBe('-home-user-my-proj-v2');
+  });
+
   it('is idempotent: a second run adds nothing', async () => {
     const w = world();
     await ingestSessions({ cwd: w.repo, env: w.env });
@@ -141,12 +145,15 @@ describe('ingest', () => {
     const third = await ingestSessions({ cwd: w.repo, env: w.env, agent: 'claude' });
     const last = third.sources.find((source) => source.path === w.claudePath);
     expect(last?.new_lines).toBe(1);
-    if (last?.status === 'written') {
-      const lastTape = readTape(listTapes(third.tapes_dir).find((file) => file.tape_id === last.tape_id)?.path ?? '');
-      expect(lastTape.events[0]).toMatchObject({ previous_tape: grown?.tape_id });
-    } else {
-      expect(last?.status).toBe('empty'); // a last-prompt line holds nothing to record
-    }
+    expect(last?.status).toBe('empty'); // the fixture's last line (last-prompt) holds nothing to record
+    // A line with something in it makes one more tape, continuing the last one that was written.
+    appendFileSync(w.claudePath, `${JSON.stringify({ type: 'user', uuid: 'late-1', sessionId: CLAUDE_SESSION, cwd: w.repo, timestamp: '2026-11-22T01:10:00.000Z', message: { role: 'user', content: 'one more thing: log each retry' } })}\n`);
+    const fourth = await ingestSessions({ cwd: w.repo, env: w.env, agent: 'claude' });
+    const latest = fourth.sources.find((source) => source.path === w.claudePath);
+    expect(latest).toMatchObject({ status: 'written', new_lines: 1 });
+    const lastTape = readTape(listTapes(fourth.tapes_dir).find((file) => file.tape_id === latest?.tape_id)?.path ?? '');
+    expect(lastTape.events[0]).toMatchObject({ previous_tape: grown?.tape_id });
+    expect(lastTape.events.slice(1)).toEqual([expect.objectContaining({ k: 'msg.in', text: 'one more thing: log each retry' })]);
   });
 
   it('an opted-in repository keeps tapes in .engram/tapes and cursors in .engram-cache', async () => {
@@ -166,6 +173,13 @@ describe('ingest', () => {
     expect(strict.sources[0]).toMatchObject({ status: 'error', error: { code: 'UNSUPPORTED_VERSION' } });
     const permissive = await ingestSessions({ cwd: w.repo, env: w.env, file: path });
     expect(permissive.sources[0]).toMatchObject({ status: 'written', coverage: { grade: 'degraded', unknown_versions: ['7.0.0'] } });
+    // A file that is neither agent's transcript is an error, and its cursor does not move.
+    const notes = join(w.repo, '..', 'notes.jsonl');
+    writeFileSync(notes, '{"title": "shopping list"}\n');
+    for (let run = 0; run < 2; run++) {
+      const report = await ingestSessions({ cwd: w.repo, env: w.env, file: notes });
+      expect(report.sources[0]).toMatchObject({ harness: null, status: 'error', error: { code: 'INVALID_INPUT' } });
+    }
   });
 });
 

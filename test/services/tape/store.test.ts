@@ -71,6 +71,9 @@ describe('tape store', () => {
     const forged = join(dir, `${'0'.repeat(64)}.jsonl.zst`);
     writeFileSync(forged, readFileSync(written.path));
     expect(thrown(() => readTape(forged))?.code).toBe('INVALID_INPUT');
+    const truncated = join(dir, `${written.tape_id.slice(0, 63)}f.jsonl.zst`);
+    writeFileSync(truncated, readFileSync(written.path).subarray(0, 40));
+    expect(thrown(() => readTape(truncated))).toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('not valid zstd') });
     expect(thrown(() => readTape(join(dir, 'x.txt')))?.code).toBe('INVALID_INPUT');
     expect(thrown(() => readTape(join(dir, `${'1'.repeat(64)}.jsonl.zst`)))?.code).toBe('NOT_FOUND');
     expect(thrown(() => serializeTape([{ k: 'msg.in' } as never]))?.code).toBe('INVALID_INPUT');

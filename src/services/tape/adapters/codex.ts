@@ -1,4 +1,5 @@
 import { posix } from 'node:path';
+import { CODEX_INJECTED, parseToolArguments as parseArguments } from '../../../core/index.js';
 import {
   EventSink,
   PENDING_SOURCE,
@@ -72,9 +73,6 @@ const NOISE_EVENTS = new Set([
 /** `response_item` types with nothing readable (encrypted or internal). */
 const NOISE_ITEMS = new Set(['ghost_snapshot', 'compaction', 'context_compaction']);
 
-/** Codex user items that the CLI injects (instructions, environment), not what the person typed. */
-const INJECTED = /^\s*(<environment_context>|<user_instructions>|<permissions instructions>|# AGENTS\.md instructions|<INSTRUCTIONS>|<user_shell_command>|<turn_aborted>)/;
-
 const SHELL_TOOLS = new Set(['shell', 'shell_command', 'exec_command', 'local_shell', 'container.exec', 'unified_exec']);
 
 /** Text of message content items (`input_text`, `output_text`, `text`); images left out. */
@@ -86,15 +84,6 @@ function itemsText(content: unknown): string {
     .map((item) => (typeof item.text === 'string' ? item.text : ''))
     .filter((text) => text !== '')
     .join('\n');
-}
-
-function parseArguments(raw: unknown): unknown {
-  if (typeof raw !== 'string') return raw ?? {};
-  try {
-    return JSON.parse(raw) as unknown;
-  } catch {
-    return { input: raw };
-  }
 }
 
 /** A tool output's stdout and exit code, from the formats 0.5x–0.169 write. */
@@ -194,15 +183,19 @@ export function adaptCodex(text: string, options: AdapterOptions = {}): AdapterR
 
   // First pass: facts that decide how later lines are read, whatever their order.
   const structured = new Map<string, StructuredChanges>();
+  /** Call ids of apply_patch calls: their edits are emitted at the call's output, not at the structured result. */
+  const patchCalls = new Set<string>();
   let hasUserItems = false;
   let hasAssistantItems = false;
   for (const record of records) {
     if (record === null || record === 'blank') continue;
     const payload = isObject(record.payload) ? record.payload : null;
     if (!payload) continue;
+    const patchCall = patchCallId(record);
+    if (patchCall !== null) patchCalls.add(patchCall);
     if (record.type === 'response_item' && payload.type === 'message') {
       if (payload.role === 'assistant') hasAssistantItems = true;
-      if (payload.role === 'user' && !INJECTED.test(itemsText(payload.content))) hasUserItems = true;
+      if (payload.role === 'user' && !CODEX_INJECTED.test(itemsText(payload.content))) hasUserItems = true;
     }
     if (record.type !== 'event_msg') continue;
     const found =
@@ -322,7 +315,7 @@ export function adaptCodex(text: string, options: AdapterOptions = {}): AdapterR
       const eventType = str(payload.type) ?? '(none)';
       if (eventType === 'user_message') {
         const message = str(payload.message) ?? '';
-        if (!hasUserItems && message.trim() !== '' && !INJECTED.test(message)) sink.push({ t, source: PENDING_SOURCE, k: 'msg.in', text: message });
+        if (!hasUserItems && message.trim() !== '' && !CODEX_INJECTED.test(message)) sink.push({ t, source: PENDING_SOURCE, k: 'msg.in', text: message });
       } else if (eventType === 'agent_message') {
         const message = str(payload.message) ?? '';
         if (!hasAssistantItems && message.trim() !== '') sink.push({ t, source: PENDING_SOURCE, k: 'msg.out', text: message });
@@ -330,7 +323,7 @@ export function adaptCodex(text: string, options: AdapterOptions = {}): AdapterR
         const callId = str(payload.call_id) ?? (isObject(payload.item) ? str(payload.item.id) : null);
         const found = callId ? structured.get(callId) : undefined;
         // Emitted here only when no apply_patch call of this id exists to carry it.
-        if (callId && found?.success && !edited.has(callId) && !records.some((r) => isPatchCall(r, callId))) {
+        if (callId && found?.success && !edited.has(callId) && !patchCalls.has(callId)) {
           edited.add(callId);
           editsFromChanges(found.changes, t, callId);
         }
@@ -350,7 +343,7 @@ export function adaptCodex(text: string, options: AdapterOptions = {}): AdapterR
         const textOut = itemsText(payload.content);
         if (textOut.trim() === '') break;
         if (payload.role === 'assistant') sink.push({ t, source: PENDING_SOURCE, k: 'msg.out', text: textOut });
-        else if (payload.role === 'user' && !INJECTED.test(textOut)) sink.push({ t, source: PENDING_SOURCE, k: 'msg.in', text: textOut });
+        else if (payload.role === 'user' && !CODEX_INJECTED.test(textOut)) sink.push({ t, source: PENDING_SOURCE, k: 'msg.in', text: textOut });
         // Developer messages and injected user items: instructions and hook context, never the person's words.
         break;
       }
@@ -423,11 +416,15 @@ export function adaptCodex(text: string, options: AdapterOptions = {}): AdapterR
   });
 }
 
-/** True when a record is an apply_patch call (any encoding) with this call id. */
-function isPatchCall(record: Json | null | 'blank' | undefined, callId: string): boolean {
-  if (!record || record === 'blank' || record.type !== 'response_item' || !isObject(record.payload)) return false;
+/** The call id of an apply_patch call (any encoding), or null for any other record. */
+function patchCallId(record: Json | null | 'blank'): string | null {
+  if (!record || record === 'blank' || record.type !== 'response_item' || !isObject(record.payload)) return null;
   const payload = record.payload;
-  if (payload.call_id !== callId) return false;
+  const callId = str(payload.call_id);
+  return callId !== null && isPatchPayload(payload) ? callId : null;
+}
+
+function isPatchPayload(payload: Json): boolean {
   if (payload.type === 'custom_tool_call') return payload.name === 'apply_patch';
   if (payload.type === 'function_call') return findPatchText(parseArguments(payload.arguments), str(payload.name) ?? '') !== null;
   if (payload.type === 'local_shell_call') return findPatchText(payload.action, 'local_shell') !== null;

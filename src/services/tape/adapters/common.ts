@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
-import { EngramError } from '../../../core/index.js';
+import { EngramError, isJsonObject, stringOrNull, type JsonObject } from '../../../core/index.js';
 import type { CodeEditEvent, Coverage, Harness, LineRange, MetaEvent, TapeEvent, TapeSource } from '../events.js';
 
 /**
@@ -8,9 +8,9 @@ import type { CodeEditEvent, Coverage, Harness, LineRange, MetaEvent, TapeEvent,
  * event, coverage, the version matrix check, path normalisation, and the line arithmetic behind edit ranges.
  */
 
-export type Json = Record<string, unknown>;
-export const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
-export const str = (value: unknown): string | null => (typeof value === 'string' ? value : null);
+export type Json = JsonObject;
+export const isObject = isJsonObject;
+export const str = stringOrNull;
 export const int = (value: unknown): number | null => (typeof value === 'number' && Number.isInteger(value) ? value : null);
 
 export const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
@@ -285,25 +285,37 @@ export function hunkRegion(oldStart: number, newStart: number, lines: readonly s
   };
 }
 
-/** Hunks of a unified diff (`@@ -a,b +c,d @@` headers); text without headers gives none. */
+/**
+ * Hunks of a unified diff (`@@ -a,b +c,d @@` headers); text without headers gives none. A hunk ends when the line
+ * counts of its header are used up, so a removed line that itself starts with `--` (`--- sql comment`) is content,
+ * and only lines outside a hunk can be file headers.
+ */
 export function unifiedDiffHunks(diff: string): Array<{ oldStart: number; newStart: number; lines: string[] }> {
   const hunks: Array<{ oldStart: number; newStart: number; lines: string[] }> = [];
-  let current: { oldStart: number; newStart: number; lines: string[] } | undefined;
+  let current: { oldStart: number; newStart: number; lines: string[]; oldLeft: number; newLeft: number } | undefined;
   for (const line of diff.split('\n')) {
-    const header = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(line);
+    const header = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/.exec(line);
     if (header) {
-      current = { oldStart: Number(header[1]), newStart: Number(header[2]), lines: [] };
+      current = { oldStart: Number(header[1]), newStart: Number(header[3]), lines: [], oldLeft: Number(header[2] ?? 1), newLeft: Number(header[4] ?? 1) };
       hunks.push(current);
-    } else if (current && (line.startsWith(' ') || line.startsWith('-') || line.startsWith('+') || line.startsWith('\\'))) {
-      if (line.startsWith('---') || line.startsWith('+++')) continue;
-      current.lines.push(line);
-    } else if (current && line === '') {
-      // Some writers drop the space of an empty context line; the last split piece is just the final newline.
-      current.lines.push(' ');
+      continue;
     }
+    if (!current) continue;
+    // Some writers drop the space of an empty context line.
+    const body = line === '' ? ' ' : line;
+    const mark = body[0];
+    if (mark === '\\') current.lines.push(body);
+    else if (mark === ' ' || mark === '-' || mark === '+') {
+      current.lines.push(body);
+      if (mark !== '+') current.oldLeft--;
+      if (mark !== '-') current.newLeft--;
+    } else current = undefined;
+    if (current && current.oldLeft <= 0 && current.newLeft <= 0) current = undefined;
   }
-  for (const hunk of hunks) while (hunk.lines.at(-1) === ' ') hunk.lines.pop();
-  return hunks;
+  return hunks.map(({ oldStart, newStart, lines }) => {
+    while (lines.at(-1) === ' ') lines.pop();
+    return { oldStart, newStart, lines };
+  });
 }
 
 /** The 1-based line containing character `index`. */
