@@ -1,7 +1,8 @@
 // The ingest benchmark itself; bench/tapes-ingest.mjs bundles and runs it. Prints JSON lines, asserts nothing.
 //
 // The shared fixture transcripts, each scaled up to ~--mb MB by repeating its records with fresh uuids and tool ids
-// (so nothing merges away), are recorded as tapes end to end: adapt → redact → serialise → zstd → write once. The
+// (so nothing merges away), are recorded as tapes end to end: adapt → redact → serialise → zstd → write once (what
+// ingest does per transcript; discovery and cursors, which cost a stat per unchanged session, are not timed). The
 // baseline in the same run is reading the same bytes and JSON.parse of every line, the floor any adapter pays.
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,7 +27,7 @@ function scaled(text: string, bytes: number): string {
     for (const line of lines) {
       const renamed = line.replace(/("(?:uuid|parentUuid|id|tool_use_id|call_id|leafUuid|promptId|requestId)":")([^"]+)"/g, `$1$2-c${copy}"`);
       out.push(renamed);
-      size += renamed.length + 1;
+      size += Buffer.byteLength(renamed) + 1;
     }
   }
   return `${out.join('\n')}\n`;
@@ -45,7 +46,7 @@ try {
     const text = scaled(readFileSync(join(FIXTURES, name), 'utf8'), TARGET_MB * 1024 * 1024);
     const path = join(work, name);
     writeFileSync(path, text);
-    totalBytes += text.length;
+    totalBytes += Buffer.byteLength(text);
     for (let run = 0; run < RUNS; run++) {
       const home = join(work, `home-${name}-${run}`);
       let started = performance.now();
