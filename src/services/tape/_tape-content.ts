@@ -84,3 +84,12 @@ export function timeMs(time: string | null): number | null {
 export function isDeletion(event: Extract<TapeEvent, { k: 'code.edit' }>): boolean {
   return event.op === 'delete' || (event.after_text !== null && event.after_text.trim() === '' && event.op === 'edit');
 }
+
+/** The time of a tape's first event that has a readable one (tapes are indexed oldest first), or null. */
+export function firstMs(tape: LoadedTape): number | null {
+  for (const event of tape.events) {
+    const ms = timeMs(event.t);
+    if (ms !== null) return ms;
+  }
+  return null;
+}

@@ -74,8 +74,9 @@ export function recordBoundary(db: Database, row: TapeRow, tape: LoadedTape, eve
 }
 
 /**
- * Stores the continuation edges of one tape in both directions: earlier tapes it continues (its head against their
- * tails) and later tapes that continue it. Returns how many edges were written.
+ * Stores the continuation edges of one tape to the earlier tapes it continues (its head against their tails).
+ * Only backwards: tapes are indexed oldest first (a late, older tape makes refresh rebuild), and a rebuild runs this
+ * for every tape once all are in, so each pair is scored once, from its later tape. Returns how many edges were written.
  */
 export function detectContinuations(db: Database, row: TapeRow): number {
   const facts = sql(db, 'select previous_tape, head_compaction from tapes where id = ?').get(row.id) as { previous_tape: string | null; head_compaction: number };
@@ -83,21 +84,12 @@ export function detectContinuations(db: Database, row: TapeRow): number {
   const declared = sql(db, 'select id from tapes where tape_id = ? and present = 1').pluck();
   const previous = facts.previous_tape ? (declared.get(facts.previous_tape) as number | undefined) : undefined;
   if (previous !== undefined) stored += storeEdge(db, previous, row.id, 1, 0, 'previous_tape');
-  for (const later of sql(db, 'select id from tapes where previous_tape = ? and present = 1').pluck().all(row.tape_id) as number[]) {
-    stored += storeEdge(db, row.id, later, 1, 0, 'previous_tape');
-  }
-  const region = (r: number): Set<bigint> =>
-    new Set(sql(db, 'select hash from boundary_fingerprints where tape = ? and region = ?').pluck().safeIntegers(true).all(row.id, r) as bigint[]);
-  const head = region(0);
-  const tail = region(1);
+  const head = new Set(sql(db, 'select hash from boundary_fingerprints where tape = ? and region = 0').pluck().safeIntegers(true).all(row.id) as bigint[]);
   const order = (c: { first_ms: number | null; tape_id: string }): [number, string] => [c.first_ms ?? Infinity, c.tape_id];
   const before = (a: [number, string], b: [number, string]): boolean => a[0] < b[0] || (a[0] === b[0] && a[1] < b[1]);
   const self = order(row);
   for (const candidate of candidates(db, row, head, 1).filter((c) => before(order(c), self))) {
     stored += scoreAndStore(db, candidate, candidate.id, row.id, head.size, regionSize(db, candidate.id, 1), facts.head_compaction === 1);
-  }
-  for (const candidate of candidates(db, row, tail, 0).filter((c) => before(self, order(c)))) {
-    stored += scoreAndStore(db, candidate, row.id, candidate.id, regionSize(db, candidate.id, 0), tail.size, candidate.head_compaction === 1);
   }
   return stored;
 }

@@ -10,7 +10,7 @@ import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { EngramError, openDatabase, type Database } from '../../core/index.js';
 import { DEFERRED_INDEX_NAMES, DEFERRED_INDEXES, hashList, INDEX_SCHEMA, INDEX_SCHEMA_VERSION, sql } from './_index-sql.js';
-import { editCallIds, eventContent, PART, timeMs, type EventContent } from './_tape-content.js';
+import { editCallIds, eventContent, firstMs, PART, timeMs, type EventContent } from './_tape-content.js';
 import { detectContinuations, recordBoundary } from './continuation.js';
 import type { LoadedTape } from './events.js';
 import { fingerprintSet } from './fingerprint.js';
@@ -403,10 +403,6 @@ function bulkLoadMode(db: Database): void {
   for (const name of DEFERRED_INDEX_NAMES) db.exec(`drop index if exists ${name}`);
 }
 
-function firstMs(tape: LoadedTape): number | null {
-  for (const event of tape.events) if (event.t) return timeMs(event.t);
-  return null;
-}
 
 function removeDatabaseFiles(path: string): void {
   for (const suffix of ['', '-wal', '-shm']) rmSync(path + suffix, { force: true });

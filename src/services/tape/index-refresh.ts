@@ -5,6 +5,7 @@
  * @module
  */
 import type { LoadedTape } from './events.js';
+import { firstMs } from './_tape-content.js';
 import {
   indexedTapeIds,
   indexState,
@@ -60,11 +61,3 @@ function* readAll(catalog: TapeCatalog, files: Array<{ path: string }>): Iterabl
   for (const file of files) yield catalog.read(file.path);
 }
 
-function firstMs(tape: LoadedTape): number | null {
-  for (const event of tape.events) {
-    if (!event.t) continue;
-    const ms = Date.parse(event.t);
-    if (!Number.isNaN(ms)) return ms;
-  }
-  return null;
-}

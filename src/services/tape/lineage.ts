@@ -163,8 +163,8 @@ function linkDeclared(db: Database, self: SpanNode, event: SpanLinkEvent, events
  */
 function resolveSpan(db: Database, self: SpanNode, file: string, range: LineRange): SpanNode | null {
   const rows = sql(db, `select tape, offset, kind, start_line, end_line, before_start, before_end from events
-      where file = ? and kind in ('code.edit', 'code.read') and tape <= ? order by tape desc, offset desc limit 500`)
-    .all(file, self.tape) as Array<SpanNode & { kind: string; start_line: number | null; end_line: number | null; before_start: number | null; before_end: number | null }>;
+      where file = ? and kind in ('code.edit', 'code.read') and tape <= ? order by tape desc, offset desc limit ?`)
+    .all(file, self.tape, LIMITS.spanLinkCandidates) as Array<SpanNode & { kind: string; start_line: number | null; end_line: number | null; before_start: number | null; before_end: number | null }>;
   const overlaps = (start: number | null, end: number | null): boolean =>
     start === null || end === null || (start <= range[1] && end >= range[0]);
   const matching = rows.filter((row) => overlaps(row.start_line, row.end_line) || (row.before_start !== null && overlaps(row.before_start, row.before_end)));

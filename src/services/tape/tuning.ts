@@ -31,7 +31,8 @@ export const INDEX_PROFILE_NAMES = Object.keys(INDEX_PROFILES) as IndexProfile[]
  * The fingerprint hash, recorded in each index file's meta, so a file hashed otherwise is stale and rebuilt. Each token
  * is hashed once into two 32-bit lanes (FNV-1a with two different multipliers, so the lanes collide independently); a
  * k-gram mixes its k token hashes lane by lane (MurmurHash3's block mix and finaliser) into hi and lo, one signed
- * 64-bit INTEGER hi·2³² + lo. All of it is `Math.imul` on int32s; SHA-256 per k-gram (schema 1) fingerprinted ~1 MB/s.
+ * 64-bit INTEGER hi·2³² + lo. All of it is `Math.imul` on int32s; SHA-256 per k-gram (schema 1) fingerprinted ~1 MB/s
+ * (bench/tapes-explain.mjs before and after, in the commit that changed it).
  * Why 64 bits rather than a 53-bit JS number (no BigInt at all): n distinct fingerprints hold about n²/2^(b+1)
  * colliding pairs, so an index of 10⁸ fingerprints expects ~0.55 at 53 bits and ~3·10⁻⁴ at 64. The BigInt is made
  * once per fingerprint kept by winnowing, never in the token or k-gram loops, and costs little.
@@ -47,12 +48,14 @@ export const INDEX_BUILD = {
   bulkCacheKib: 512 * 1024,
   /**
    * Evidence postings held in memory before they are written sorted (16 bytes each plus 10 to sort: ~50 MB). Rows in
-   * key order append to the B-tree (~0.9 µs a row) instead of landing anywhere in it (~2-3 µs); a bigger project writes
+   * key order append to the B-tree instead of landing anywhere in it (per-row costs of ~0.9 vs ~2-3 µs were seen
+   * while tuning, not kept as a bench); a bigger project writes
    * several sorted runs, each still far more local than random inserts. Measured on the 1,000-tape bench, 2M (three
    * runs) built as fast as one run of everything, and slightly smaller.
    */
   bufferedRows: 2_000_000,
-  /** Rows bound per INSERT statement: amortises the per-call cost of better-sqlite3 (~1.5 µs) over many rows. */
+  /** Rows bound per INSERT statement: amortises better-sqlite3's per-call cost (about 1.5 µs seen while tuning;
+   * not kept as a bench) over many rows. */
   insertBatch: 128,
 } as const;
 
@@ -84,6 +87,8 @@ export const TAPE_TUNING = {
     maxFanout: 50,
     maxEdges: 500,
     maxDepth: 10,
+    /** Edits and reads of a file looked at to resolve the range a `span.link` names: the nearest ones matter. */
+    spanLinkCandidates: 500,
   },
   continuation: {
     /** Message events (in, out, compaction summary) at the start of a tape compared with earlier tapes' tails. */

@@ -36,6 +36,13 @@ describe('continuation detection', () => {
     const [edge] = edges(index);
     expect(edge).toMatchObject({ from_tape: 'early', to_tape: 'later', signal: 'compaction' });
     expect(edge!.confidence).toBeGreaterThanOrEqual(0.5);
+    // The marker is what raised it: the same resumption without a compaction marker scores lower.
+    const unmarked = freshIndex();
+    indexTape(unmarked, tape('early', 1, [ask('make the payment retries safe'), say('Looking at the gateway client first.'), say(REASONING)]));
+    indexTape(unmarked, tape('later', 2, [ask(`This session continues an earlier conversation. Last message: ${REASONING}`), create('src/retry.ts', code('retry', 10))]));
+    const [plain] = edges(unmarked);
+    expect(plain).toMatchObject({ from_tape: 'early', to_tape: 'later', signal: 'overlap' });
+    expect(edge!.confidence).toBeGreaterThan(plain!.confidence);
 
     const response = explainSpan(index, { file: 'src/retry.ts', start: 1, end: 10, text: code('retry', 10) }, { before: 2, after: 1 });
     expect(response.results.map((r) => [r.tape_id, r.via])).toEqual([
@@ -70,13 +77,20 @@ describe('continuation detection', () => {
   });
 
   it('treats text found in most of a project’s tapes as boilerplate', () => {
-    const preamble = 'You are a careful coding agent working in a TypeScript monorepo with strict lint rules, small modules and tests for everything you change.';
+    // Long enough to share well over minShared fingerprints, so only the boilerplate rule keeps the tapes apart.
+    const preamble =
+      'You are a careful coding agent working in a TypeScript monorepo with strict lint rules, small modules and tests for everything you change. ' +
+      'Prefer pure functions, name things after what they hold, keep comments short and about why, and never print secrets or tokens in logs. ' +
+      'Run the whole test suite before you say a task is done, and report exactly which commands you ran and what they printed.';
     const tapes = Array.from({ length: 6 }, (_, i) => tape(`t${i}`, i + 1, [ask(preamble), say(`Task ${i}: ${code(`task${i}`, 2)}`)]));
     const path = join(tempDir(), 'index.sqlite');
     expect(rebuildIndex(path, tapes).continuations).toBe(0);
     const index = openEvidenceIndex(path);
     expect(edges(index)).toEqual([]);
     index.close();
+    // The control: below the tape count where the rule starts, the same shared preamble does link tapes.
+    const few = join(tempDir(), 'few.sqlite');
+    expect(rebuildIndex(few, tapes.slice(0, 2)).continuations).toBe(1);
   });
 
   it('removes scaffolding blocks from text', () => {
