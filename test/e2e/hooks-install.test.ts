@@ -10,6 +10,7 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { cli, engramProcess, ROOT, SHARED, tempDir } from '../_helpers.js';
+import { expectNothingLeft } from './_agents.js';
 
 const RUN_CODEX = join(SHARED, 'tools', 'fake-openai', 'run-codex.sh');
 const CODEX_VERSION = '0.169.0';
@@ -87,7 +88,7 @@ describe.skipIf(!existsSync(RUN_CODEX))('engram hooks with the real Codex CLI', 
     });
   }, 600_000);
 
-  it('installs into $CODEX_HOME/hooks.json, reports them untrusted, trusts them through app-server, reports them trusted', () => {
+  it('installs into $CODEX_HOME/hooks.json, reports them untrusted, trusts them through app-server, reports them trusted', async () => {
     expect(existsSync(CODEX_BIN), `no Codex CLI at ${CODEX_BIN}`).toBe(true);
     const home = realpathSync(tempDir('engram-codex-home-'));
     const project = join(home, 'shop');
@@ -151,5 +152,8 @@ describe.skipIf(!existsSync(RUN_CODEX))('engram hooks with the real Codex CLI', 
     expect(session.status, session.stderr).toBe(0);
     const output = readFileSync((JSON.parse(session.stdout) as { output: string }).output, 'utf8');
     expect(output).toContain('hook: SessionStart Completed');
+    // The session's hooks started Engram's server, whose session-end job (a tape, via a child process) may still be
+    // writing into the home: stop it before the home is removed.
+    await expectNothingLeft(home);
   }, 300_000);
 });
