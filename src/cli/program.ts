@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { EngramError, VERSION } from '../core/index.js';
 import { registerDemoCommands } from './commands/demo.js';
+import { registerDocsCommands } from './commands/docs.js';
 import { registerEngramCommands } from './commands/engrams.js';
 import { registerEnvCommands } from './commands/env.js';
 import { registerExplainCommands } from './commands/explain.js';
@@ -73,6 +74,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   registerLearnCommands(program, action);
   registerExplainCommands(program, action);
   registerTapeCommands(program, action);
+  registerDocsCommands(program, action);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

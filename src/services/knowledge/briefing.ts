@@ -56,7 +56,10 @@ export function generateBriefing(set: DocSet, config: KnowledgeConfig, options: 
   ];
   const open = claims
     .filter((entry) => entry.statusKey === 'CONTESTED' || entry.statusKey === 'UNVERIFIED')
-    .map((entry) => `- ${entry.id} ${entry.name} (${entry.status.toLowerCase()}): ${sentence(fieldText(entry, 'Agent guidance') ?? fieldText(entry, 'Position') ?? '', 200)}`);
+    .map((entry) => {
+      const say = fieldText(entry, 'Agent guidance') ?? fieldText(entry, 'Position');
+      return `- ${entry.id} ${entry.name} (${entry.status.toLowerCase()})${say ? `: ${sentence(say, 200)}` : ''}`;
+    });
   const believed = claims.filter((entry) => entry.statusKey === 'BELIEVED').map((entry) => `- ${entry.id} ${entry.name}${fieldText(entry, 'Agent guidance') ? `: ${sentence(fieldText(entry, 'Agent guidance')!)}` : ''}`);
   const how = workflows
     .filter((entry) => entry.statusKey === 'CURRENT')

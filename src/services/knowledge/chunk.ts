@@ -95,6 +95,7 @@ const cut = (text: string, max: number): string => (text.length > max ? `${text.
 
 /** The text one item contributes to the chunk. `repoRoot` is where git and the files are read. */
 export function renderItem(item: BufferItem, repoRoot: string, config: KnowledgeConfig, max: number): string {
+  if (item.chars === 0) return ''; // a transcript range with nothing to read: carried only to move its cursor
   const when = item.date.slice(0, 10);
   switch (item.source) {
     case 'git': {
@@ -166,7 +167,7 @@ const ROLE_LABEL: Record<DocRole, string> = {
 };
 
 /** Groups `C013, C014, C015` into `C013–C015`. */
-function describeIds(ids: readonly string[]): string {
+export function describeIds(ids: readonly string[]): string {
   const out: string[] = [];
   for (const prefix of ['C', 'E', 'W'] as const) {
     const numbers = ids.filter((id) => id[0] === prefix).map(idNumber).sort((a, b) => a - b);

@@ -222,7 +222,7 @@ export function docPaths(config: KnowledgeConfig, root: string): DocPaths {
 }
 
 /** The config file a new project starts with: the seed's example with this project's name, commented. */
-export function defaultConfigYaml(options: { projectMatch: string; sessions: boolean }): string {
+export function defaultConfigYaml(options: { projectMatch: string }): string {
   return `# Engram knowledge docs (engram docs …, engram run). Keys as in seed 002; see docs/KNOWLEDGE.md.
 living_docs:
   timeline: docs/decisions/timeline.md
@@ -242,11 +242,11 @@ briefing: # L0 target: only the block between Engram's markers under this headin
 sources:
   docs: []          # folders whose changes feed the docs, e.g. [docs/specs/]
   # issues: local_data/issues/
-${options.sessions ? '' : '#'}  sessions:
-${options.sessions ? '' : '#'}    - format: claude-code        # transcripts beside ~/.claude/history.jsonl
-${options.sessions ? '' : '#'}      project_match: [${JSON.stringify(options.projectMatch)}]
-${options.sessions ? '' : '#'}    - format: codex              # rollouts beside ~/.codex/history.jsonl
-${options.sessions ? '' : '#'}      project_match: [${JSON.stringify(options.projectMatch)}]
+  sessions:         # sessions started inside this repository unless project_match says otherwise
+    - format: claude-code        # transcripts beside ~/.claude/history.jsonl
+      # project_match: [${JSON.stringify(options.projectMatch)}]
+    - format: codex              # rollouts beside ~/.codex/history.jsonl
+      # project_match: [${JSON.stringify(options.projectMatch)}]
 
 thresholds:
   orphan_triage: 50
