@@ -120,7 +120,8 @@ export function compactTimeline(doc: ParsedDoc, before: string): TimelineCompact
     if (phase.end === null || phase.end >= before) continue;
     const body = doc.lines.slice(phase.line, phase.endLine);
     const paragraphs = body.join('\n').split(/\n\s*\n/).filter((part) => part.trim() !== '');
-    if (paragraphs.length <= 1) continue;
+    // Already one paragraph (with the IDs line compaction adds): nothing to collapse.
+    if (paragraphs.length <= 1 || (paragraphs.length === 2 && paragraphs[1]!.trim().startsWith('IDs:'))) continue;
     const ids = idsIn(body.join('\n'));
     const summary = firstParagraph(body, 600);
     const replacement = ['', summary, ...(ids.length ? ['', `IDs: ${ids.join(', ')}`] : []), ''];
