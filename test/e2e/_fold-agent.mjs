@@ -15,7 +15,7 @@ const step = plan.steps[Math.min(attempt, plan.steps.length - 1)];
 const prompt = readFileSync(0, 'utf8');
 appendFileSync(`${planFile}.log`, `${JSON.stringify({ attempt, action: step.do, prompt, cwd: process.cwd(), child: process.env.ENGRAM_LLM_CHILD ?? null })}\n`);
 
-const input = /Read (?:the file )?(\S+\.md)/.exec(prompt)?.[1];
+const input = /(\S+_input\.md)/.exec(prompt)?.[1];
 const chunk = input ? readFileSync(join(process.cwd(), input), 'utf8') : '';
 const reserved = [...chunk.matchAll(/^- ([CEW]\d{3,}): \(/gm)].map((m) => m[1]);
 const first = (prefix) => reserved.find((id) => id.startsWith(prefix));
@@ -48,10 +48,9 @@ switch (step.do) {
     console.log('done');
     break;
   case 'restore': {
-    const before = join(process.cwd(), input.replace(/_input\.md$/, ''), 'before', 'concepts.md');
+    // What a real agent does with the correction file: restore what it removed from the snapshot it names.
     const dir = /are in `([^`]+)`/.exec(readFileSync(join(process.cwd(), /Read (\S+retry_\d+\.md)/.exec(prompt)[1]), 'utf8'))[1];
     writeFileSync(file('concept_registry.md'), readFileSync(join(process.cwd(), dir, 'concepts.md'), 'utf8'));
-    void before;
     append('concept_registry.md', concept(true));
     console.log('restored');
     break;

@@ -369,7 +369,10 @@ export async function recoverDispatches(context: DispatchContext, open: readonly
       continue;
     }
     if (dispatch.state !== 'dispatched' && dispatch.state !== 'retry') continue;
-    if (dispatch.agent_pid) await stopOrphanAgent(dispatch.agent_pid);
+    if (dispatch.agent_pid) {
+      await stopOrphanAgent(dispatch.agent_pid);
+      updateDispatch(context.state, dispatch.id, { agent_pid: null }, context.now());
+    }
     const before = loadSnapshot(join(chunkDir(context.root, dispatch.id), 'before'));
     if (!before) {
       // The crash came before the snapshot was complete: nothing was dispatched from it.

@@ -122,6 +122,7 @@ export function lintDocSet(
     docs: set.docs,
     readProblems: set.problems,
     maxEntryLines: config.thresholds.max_entry_lines,
+    fileOrder: DOC_ROLES.map((role) => displayPath(set.root, set.paths[pathKey(role)])),
     ...(options.graveyardBaseline ? { graveyardBaseline: options.graveyardBaseline } : {}),
     ...(options.chunk ? { chunk: options.chunk } : {}),
   });

@@ -72,6 +72,8 @@ export interface LintInput {
   graveyardBaseline?: Partial<Record<'conceptGraveyard' | 'epistemicGraveyard', string>>;
   chunk?: ChunkContext;
   maxEntryLines: number;
+  /** Display paths of the six docs in DOC_ROLES order, so problems with unreadable docs sort with the rest. */
+  fileOrder?: readonly string[];
 }
 
 /** FULL and STUB statuses per living doc; graveyard statuses per graveyard. */
@@ -163,7 +165,7 @@ export function lintDocs(input: LintInput): Violation[] {
   }
   if (input.chunk) lintChunk(input.chunk, docs, defined, add);
 
-  const order = new Map(DOC_ROLES.map((role, index) => [docs[role]?.file ?? role, index]));
+  const order = new Map((input.fileOrder ?? DOC_ROLES.map((role) => docs[role]?.file ?? role)).map((file, index) => [file, index]));
   return out.sort((a, b) => (order.get(a.file) ?? 99) - (order.get(b.file) ?? 99) || a.line - b.line || a.rule.localeCompare(b.rule));
 }
 
