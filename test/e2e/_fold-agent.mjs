@@ -3,7 +3,7 @@
 // its reserved ids, and edits the docs as the plan says for this invocation (good edit, schema break, fix, truncation,
 // hang, crash mid-edit, oversized edit). Usage: node _fold-agent.mjs <plan.json>; every call is logged to
 // <plan.json>.log (one JSON line: attempt, action, prompt, cwd).
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const planFile = process.argv[2];
@@ -13,7 +13,8 @@ const attempt = existsSync(counterFile) ? Number(readFileSync(counterFile, 'utf8
 writeFileSync(counterFile, String(attempt + 1));
 const step = plan.steps[Math.min(attempt, plan.steps.length - 1)];
 const prompt = readFileSync(0, 'utf8');
-appendFileSync(`${planFile}.log`, `${JSON.stringify({ attempt, action: step.do, prompt, cwd: process.cwd(), child: process.env.ENGRAM_LLM_CHILD ?? null })}\n`);
+const src = existsSync('src') ? readdirSync('src').sort() : [];
+appendFileSync(`${planFile}.log`, `${JSON.stringify({ attempt, action: step.do, prompt, cwd: process.cwd(), src, child: process.env.ENGRAM_LLM_CHILD ?? null })}\n`);
 
 const input = /(\S+_input\.md)/.exec(prompt)?.[1];
 const chunk = input ? readFileSync(join(process.cwd(), input), 'utf8') : '';
