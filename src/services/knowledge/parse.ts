@@ -106,6 +106,8 @@ const FIELD_PLAIN = /^\s*[-*+]\s+([A-Z][A-Za-z /-]{0,40}?):\s+(.*)$/;
 const REFERENCE = new RegExp(`\\b(${ID_SOURCE})\\b`, 'g');
 const FENCE = /^\s*(```|~~~)/;
 const CODE_SPAN = /`[^`]*`/g;
+const NON_BLANK = /\S/;
+const HAS_ID = /[CEW]\d{3}/;
 
 /** Splits `ACTIVE — HAS DEBT` into status and modifier (em dash, en dash or a spaced hyphen). */
 function splitStatus(inside: string): { status: string; modifier: string | null } {
@@ -125,8 +127,13 @@ const PLAIN_FIELDS = new Set([
 
 /** Reads one field line, or null. */
 export function readField(line: string): { name: string; value: string } | null {
-  const bold = FIELD_BOLD.exec(line);
+  // Most body lines are not fields: skip the regular expressions unless the line can be one.
+  const colon = line.indexOf(':');
+  if (colon < 0 || colon > 60) return null;
+  const bold = line.includes('**') ? FIELD_BOLD.exec(line) : null;
   if (bold) return { name: bold[1]!.trim(), value: bold[2]!.trim() };
+  const first = line.trimStart()[0];
+  if (first !== '-' && first !== '*' && first !== '+') return null;
   const plain = FIELD_PLAIN.exec(line);
   if (plain && PLAIN_FIELDS.has(plain[1]!.trim())) return { name: plain[1]!.trim(), value: plain[2]!.trim() };
   return null;
@@ -172,7 +179,8 @@ export function parseDateRange(range: string): { start: string; end: string } | 
 
 /** Parses one document's text. `file` is how violations name it. */
 export function parseDoc(role: DocRole, file: string, text: string): ParsedDoc {
-  const lines = text.split(/\r?\n/);
+  const lines = text.split('\n');
+  if (text.includes('\r')) for (let i = 0; i < lines.length; i++) if (lines[i]!.endsWith('\r')) lines[i] = lines[i]!.slice(0, -1);
   const entries: Entry[] = [];
   const stray: StrayHeading[] = [];
   const phases: Phase[] = [];
@@ -193,7 +201,7 @@ export function parseDoc(role: DocRole, file: string, text: string): ParsedDoc {
   for (let index = 0; index < lines.length; index++) {
     const line = lines[index]!;
     const number = index + 1;
-    if (FENCE.test(line)) {
+    if ((line.includes('```') || line.includes('~~~')) && FENCE.test(line)) {
       fenced = !fenced;
       if (current) (current as Entry).bodyLines++;
       continue;
@@ -254,14 +262,14 @@ export function parseDoc(role: DocRole, file: string, text: string): ParsedDoc {
       scanReferences(line, number, references);
       continue;
     }
-    if (current !== null) {
+    if (current !== null && NON_BLANK.test(line)) {
       const entry = current as Entry;
-      if (line.trim() !== '') entry.bodyLines++;
+      entry.bodyLines++;
       const found = fenced ? null : readField(line);
       if (found) {
         field = { name: found.name, value: found.value, continuation: [], line: number };
         entry.fields.push(field);
-      } else if (field && line.trim() !== '') {
+      } else if (field) {
         (field as Field).continuation.push(line.trim());
       }
     }
@@ -273,9 +281,10 @@ export function parseDoc(role: DocRole, file: string, text: string): ParsedDoc {
 
 /** Adds the ids mentioned on a line, ignoring `code spans` (a path like `E501_rules.py` is not a claim). */
 function scanReferences(line: string, number: number, into: Reference[]): void {
-  if (!/[CEW]\d{3}/.test(line)) return;
+  if (!HAS_ID.test(line)) return;
   const text = line.includes('`') ? line.replace(CODE_SPAN, ' ') : line;
-  for (const match of text.matchAll(REFERENCE)) into.push({ id: match[1]!, line: number });
+  REFERENCE.lastIndex = 0;
+  for (let match = REFERENCE.exec(text); match !== null; match = REFERENCE.exec(text)) into.push({ id: match[1]!, line: number });
 }
 
 /** The entry's text, heading included, without trailing blank lines. */
