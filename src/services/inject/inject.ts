@@ -119,7 +119,8 @@ export function injectAtSessionStart(deps: InjectDeps, session: SessionContext, 
     });
   }
   const budget = budgetLeft(store, session.sessionId, deps.limits, deps.limits.sessionStartChars);
-  const briefing = briefingBlock(env, Math.floor(budget / 2));
+  // A resumed session still has the briefing it started with; a new, cleared or compacted context does not.
+  const briefing = source === 'resume' ? null : briefingBlock(env, Math.floor(budget / 2));
   const picks = sessionStartPicks(store, env);
   const shown = store.activity.shownInContext(session.sessionId);
   const fresh = picks.filter((pick) => !shown.has(pick.engram.id));

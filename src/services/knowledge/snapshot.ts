@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { DocPaths } from './config.js';
 import { writeFileAtomic } from './_atomic.js';
 import { lineDiffChars } from './lint.js';
@@ -71,9 +71,3 @@ export const docsChanged = (before: Snapshot, after: Snapshot): boolean => DOC_R
 /** Changed characters over all docs. */
 export const snapshotDiff = (before: Snapshot, after: Snapshot): number =>
   DOC_ROLES.reduce((sum, role) => sum + lineDiffChars(before[role] ?? '', after[role] ?? ''), 0);
-
-/** Where a snapshot directory is, relative to a root (for prompts). */
-export const relativeTo = (root: string, path: string): string => relative(root, path) || '.';
-
-/** True when the folder exists. */
-export const exists = existsSync;

@@ -210,11 +210,6 @@ export function pendingItems(state: KnowledgeState): BufferItem[] {
   return (state.db.prepare('SELECT * FROM buffer_items WHERE dispatch_id IS NULL ORDER BY date, id').all() as ItemRow[]).map(toItem);
 }
 
-/** Items of one dispatch. */
-export function dispatchItems(state: KnowledgeState, dispatchId: number): BufferItem[] {
-  return (state.db.prepare('SELECT * FROM buffer_items WHERE dispatch_id = ? ORDER BY date, id').all(dispatchId) as ItemRow[]).map(toItem);
-}
-
 /** Removes pending drift items (they are recomputed from the docs on every scan). */
 export function clearPendingDrift(state: KnowledgeState): void {
   state.write(() => {

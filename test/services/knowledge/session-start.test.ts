@@ -24,11 +24,11 @@ function repository(target: string, config: Record<string, unknown> = {}): { hom
   return { home, cwd };
 }
 
-async function sessionStart(home: string, cwd: string, agent: 'claude' | 'codex'): Promise<string> {
+async function sessionStart(home: string, cwd: string, agent: 'claude' | 'codex', source = 'startup', session = 'sess-1'): Promise<string> {
   const stdout = await runInProcess(
     {
       event: 'SessionStart',
-      stdin: JSON.stringify({ session_id: 'sess-1', transcript_path: '/tmp/t.jsonl', cwd, hook_event_name: 'SessionStart', source: 'startup', ...(agent === 'codex' ? { model: 'gpt-5' } : {}) }),
+      stdin: JSON.stringify({ session_id: session, transcript_path: '/tmp/t.jsonl', cwd, hook_event_name: 'SessionStart', source, ...(agent === 'codex' ? { model: 'gpt-5' } : {}) }),
       agentFlag: agent,
       envHints: { codex: agent === 'codex', claude: agent === 'claude' },
     },
@@ -45,6 +45,9 @@ describe('SessionStart with knowledge docs', () => {
     expect(text).toContain('- E001 74% win rate — refuted, do not rely on it');
     expect(text).toMatch(/\(\d+ more lines of the briefing in CLAUDE\.md\)\n\[\/ENGRAM\]$/);
     expect(text.length).toBeLessThanOrEqual(1000);
+    // A resumed session still has it; a compacted one gets it again.
+    expect(await sessionStart(home, cwd, 'codex', 'resume')).toBe('');
+    expect(await sessionStart(home, cwd, 'codex', 'compact')).toContain('Project knowledge briefing');
   });
 
   it('leaves it to the agent that loads the file itself', async () => {
