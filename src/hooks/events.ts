@@ -95,7 +95,7 @@ function toolEvent(
 
 /** Every event Engram handles: validate, do the job, say what to inject. */
 export const HANDLERS: { [E in HookEventName]: Handler<z.ZodType<HookCommon>> } = {
-  SessionStart: define(SessionStartInputSchema, ({ input, agent, runtime, session }) => {
+  SessionStart: define(SessionStartInputSchema, async ({ input, agent, runtime, session }) => {
     const source = input.source ?? null;
     recordSessionStart(runtime.store(), session, source, { now: runtime.now });
     return injectAtSessionStart(injectDeps(runtime), session, runtime.environment(input.cwd, agent), source);

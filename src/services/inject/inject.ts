@@ -2,7 +2,7 @@ import type { Agent, Store } from '../../core/index.js';
 import { ensureSession } from '../capture/activity.js';
 import type { SessionContext } from '../capture/sessions.js';
 import type { SearchEnvironment, SearchMode, SearchRequest, SearchResponse } from '../recall/index.js';
-// The single module, not the knowledge barrel: hooks must not load the knowledge server (watcher, git, agents).
+// The single module, not the knowledge barrel: hooks load the knowledge docs' reader only where a repository has them.
 import { briefingForSession } from '../knowledge/session-start.js';
 import { chooseHits, withoutGenericWords } from './choose.js';
 import { BLOCK_CLOSE, BLOCK_OPEN, renderBlock } from './render.js';
@@ -86,8 +86,8 @@ function budgetLeft(store: Store, sessionId: string, limits: InjectLimits, event
  * The repository's L0 knowledge briefing as a block of at most `budget` characters, cut at whole lines, or null
  * (no briefing, or the agent already loads the file it is in — services/knowledge).
  */
-function briefingBlock(env: HookEnvironment, budget: number): string | null {
-  const briefing = env.cwd ? briefingForSession(env.cwd, env.agent) : null;
+async function briefingBlock(env: HookEnvironment, budget: number): Promise<string | null> {
+  const briefing = env.cwd ? await briefingForSession(env.cwd, env.agent) : null;
   if (!briefing) return null;
   const head = `${BLOCK_OPEN} Project knowledge briefing (from ${briefing.file}; full entries: engram docs show <id>)`;
   const lines = briefing.text.replace(/\[\/?ENGRAM\]/gi, '').split('\n');
@@ -109,7 +109,7 @@ function briefingBlock(env: HookEnvironment, budget: number): string | null {
  * at most half of it. After a compaction the agent's context is empty again, so a new context epoch starts and
  * everything may be shown again.
  */
-export function injectAtSessionStart(deps: InjectDeps, session: SessionContext, env: HookEnvironment, source: string | null): Injection | null {
+export async function injectAtSessionStart(deps: InjectDeps, session: SessionContext, env: HookEnvironment, source: string | null): Promise<Injection | null> {
   const store = deps.store();
   if (source === 'compact' || source === 'clear') {
     const at = deps.now().toISOString();
@@ -120,7 +120,7 @@ export function injectAtSessionStart(deps: InjectDeps, session: SessionContext, 
   }
   const budget = budgetLeft(store, session.sessionId, deps.limits, deps.limits.sessionStartChars);
   // A resumed session still has the briefing it started with; a new, cleared or compacted context does not.
-  const briefing = source === 'resume' ? null : briefingBlock(env, Math.floor(budget / 2));
+  const briefing = source === 'resume' ? null : await briefingBlock(env, Math.floor(budget / 2));
   const picks = sessionStartPicks(store, env);
   const shown = store.activity.shownInContext(session.sessionId);
   const fresh = picks.filter((pick) => !shown.has(pick.engram.id));

@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { isAbsolute, join, resolve } from 'node:path';
-import { isMap, isNode, LineCounter, parseDocument, type Node as YamlNode } from 'yaml';
+import type * as Yaml from 'yaml';
 import * as z from 'zod';
 import { EngramError } from '../../core/index.js';
+import { CONFIG_FILE } from './_paths.js';
 
 /**
  * The project's knowledge configuration, `.engram/config.yaml` (seed 002, "Project Config"): where the living docs,
@@ -122,8 +124,7 @@ export type KnowledgeConfig = z.infer<typeof KnowledgeConfigSchema>;
 /** One session source, normalised. */
 export type SessionSource = z.infer<typeof SessionSourceSchema>;
 
-/** Where the config lives, relative to the repository root. */
-export const CONFIG_FILE = join('.engram', 'config.yaml');
+export { CONFIG_FILE } from './_paths.js';
 
 /** The `issues` source as a list. */
 export const issueFolders = (config: KnowledgeConfig): string[] =>
@@ -133,11 +134,28 @@ export const issueFolders = (config: KnowledgeConfig): string[] =>
 export const sessionSources = (config: KnowledgeConfig): SessionSource[] =>
   config.sources.sessions === undefined ? [] : Array.isArray(config.sources.sessions) ? config.sources.sessions : [config.sources.sessions];
 
+const nodeRequire = createRequire(import.meta.url);
+let yamlModule: typeof Yaml | undefined;
+
+/**
+ * The YAML parser, loaded on first use and kept outside the bundles (scripts/bundle.mjs): the hooks and the server
+ * share a bundle with this module, and only repositories with knowledge docs ever parse YAML.
+ */
+function yaml(): typeof Yaml {
+  try {
+    yamlModule ??= nodeRequire('yaml') as typeof Yaml;
+    return yamlModule;
+  } catch (error) {
+    throw new EngramError('INTERNAL', `the yaml package could not be loaded (${(error as Error).message.split('\n')[0]}); run ./install.sh`, { cause: error });
+  }
+}
+
 /** `1:5` style position of a zod issue's key in the YAML text, or null. */
-function issuePosition(doc: ReturnType<typeof parseDocument>, lines: LineCounter, path: ReadonlyArray<PropertyKey>): string | null {
+function issuePosition(doc: Yaml.Document, lines: Yaml.LineCounter, path: ReadonlyArray<PropertyKey>): string | null {
+  const { isMap, isNode } = yaml();
   // Walk as far as the path exists: a missing key is reported at its parent.
   let node: unknown = doc.contents;
-  let found: YamlNode | null = isNode(node) ? node : null;
+  let found: Yaml.Node | null = isNode(node) ? node : null;
   for (const key of path) {
     if (!isMap(node) && !(isNode(node) && 'items' in node)) break;
     const collection = node as { get(key: unknown, keepScalar: true): unknown; items: Array<{ key: unknown }> };
@@ -145,7 +163,7 @@ function issuePosition(doc: ReturnType<typeof parseDocument>, lines: LineCounter
     const next = collection.get(key, true);
     if (next === undefined) break;
     node = next;
-    found = isNode(pair?.key) ? (pair.key as YamlNode) : isNode(next) ? next : found;
+    found = isNode(pair?.key) ? (pair.key as Yaml.Node) : isNode(next) ? next : found;
   }
   const offset = found?.range?.[0];
   if (offset === undefined) return null;
@@ -158,6 +176,7 @@ function issuePosition(doc: ReturnType<typeof parseDocument>, lines: LineCounter
  * errors (from the parser, with positions) and schema errors (zod paths mapped back to the YAML nodes).
  */
 export function parseKnowledgeConfig(text: string, file: string): KnowledgeConfig {
+  const { LineCounter, parseDocument } = yaml();
   const lines = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lines, prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {

@@ -10,7 +10,7 @@ import { compactIfLarge, reviewDispatch, type DispatchContext, type DispatchEven
 import { committedGraveyards, definedIds, lintDocSet, readDocSet } from './docset.js';
 import { correctionBlock, appendBlock, moveToGraveyard } from './graveyard.js';
 import { counters } from './ids.js';
-import { continuationDate, foldForward, prepareProject, repositoryRoot, seedFromDate, seedFromToday, syncProjectCounters, type PrepareResult } from './init.js';
+import { continuationDate, foldForward, markSessionsRead, prepareProject, repositoryRoot, seedFromDate, seedFromToday, syncProjectCounters, type PrepareResult } from './init.js';
 import { acquireRunLock, LOCK_FILE } from './_lock.js';
 import type { Violation } from './lint.js';
 import { parseDoc } from './parse.js';
@@ -203,9 +203,14 @@ export async function initProject(options: {
         report.adopt = adoptDocs(root, config, counters(state));
         syncProjectCounters({ root, config, state });
         const continuation = options.mode.continueFrom ?? lastDocsCommitDate(root, config);
+        // Sessions so far count as read: `engram fold` brings back those after the continuation date.
+        markSessionsRead(root, config, state, options.env, now(), null);
         setServerState(state, { continuation_date: continuation, last_poll_commit: headCommit(root), last_poll_at: now().toISOString(), last_scan_at: now().toISOString() });
       } else {
+        // The opt-in alone: `engram run` starts from now, not from the whole history of commits and sessions.
         syncProjectCounters({ root, config, state });
+        markSessionsRead(root, config, state, options.env, now(), null);
+        if (serverState(state).last_poll_commit === null) setServerState(state, { last_poll_commit: headCommit(root), last_poll_at: now().toISOString(), last_scan_at: now().toISOString() });
       }
       report.ids = counters(state);
       report.continuation_date = continuationDate(state);

@@ -1,4 +1,4 @@
-import { watch, type FSWatcher } from 'chokidar';
+import type { FSWatcher } from 'chokidar';
 import type { EngramEnv } from '../../core/index.js';
 import type { FoldAgent } from './agent.js';
 import { chunkBudget } from './chunk.js';
@@ -152,6 +152,8 @@ export async function runServer(options: RunOptions): Promise<{ dispatches: numb
     if (!options.once && folders.length > 0) {
       const own = ownAbsolutePaths(config, root);
       const sourceOf = (path: string) => folders.find((folder) => path === folder.path || path.startsWith(`${folder.path}/`))?.source ?? 'doc';
+      // Loaded here, not at import: the watcher is only the server's (and esbuild keeps it out of the shared bundle).
+      const { watch } = await import('chokidar');
       watcher = watch(
         folders.map((folder) => folder.path),
         { ignoreInitial: true, ignored: (path: string) => own.has(path) || /(^|\/)(\.git|node_modules)(\/|$)/.test(path), awaitWriteFinish: { stabilityThreshold: 300, pollInterval: 100 } },
