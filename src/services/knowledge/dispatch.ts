@@ -82,9 +82,9 @@ export interface BuildRequest {
 
 const BACKOFF_MS = { first: 10 * 60_000, max: 6 * 60 * 60_000 };
 
-const stamp = (context: DispatchContext) => context.now().toISOString();
+export const stamp = (context: DispatchContext) => context.now().toISOString();
 
-function emit(context: DispatchContext, dispatch: Pick<Dispatch, 'id' | 'kind'>, event: Omit<DispatchEvent, 'chunk' | 'kind'>): void {
+export function emit(context: DispatchContext, dispatch: Pick<Dispatch, 'id' | 'kind'>, event: Omit<DispatchEvent, 'chunk' | 'kind'>): void {
   context.onEvent?.({ chunk: dispatch.id, kind: dispatch.kind, ...event });
 }
 
@@ -146,14 +146,14 @@ export function buildDispatch(context: DispatchContext, request: BuildRequest): 
 }
 
 /** Gives a building dispatch's items back and its unused ids (a crash while building, an error). */
-function discard(context: DispatchContext, dispatch: Dispatch, error: string): void {
+export function discard(context: DispatchContext, dispatch: Dispatch, error: string): void {
   releaseDispatch(context.state, dispatch.id, 'discarded', context.now(), error);
   const set = readDocSet(context.config, dispatch.work_root ?? context.root);
   returnUnused(context.state, dispatch.reserved, new Set(definedIds(set).keys()));
 }
 
 /** The docs of a dispatch's work root. */
-const pathsOf = (context: DispatchContext, dispatch: Dispatch) => docPaths(context.config, dispatch.work_root ?? context.root);
+export const pathsOf = (context: DispatchContext, dispatch: Dispatch) => docPaths(context.config, dispatch.work_root ?? context.root);
 
 /** Lints a dispatch's docs against its snapshot: the chunk rules plus the schema. */
 export function lintDispatch(context: DispatchContext, dispatch: Dispatch, before: Snapshot): { set: DocSet; violations: Violation[] } {
@@ -247,7 +247,7 @@ export async function runDispatch(context: DispatchContext, dispatch: Dispatch, 
 }
 
 /** Out of retries: the docs go back to how they were; the agent's last version is kept for a person. */
-function lintFailed(context: DispatchContext, dispatch: Dispatch, before: Snapshot, violations: Violation[], attempts: number): DispatchOutcome {
+export function lintFailed(context: DispatchContext, dispatch: Dispatch, before: Snapshot, violations: Violation[], attempts: number): DispatchOutcome {
   const errors = violations.filter((violation) => violation.severity === 'error');
   saveSnapshot(chunkDir(context.root, dispatch.id), 'failed', currentDocs(pathsOf(context, dispatch)));
   restoreSnapshot(pathsOf(context, dispatch), before);
@@ -318,129 +318,4 @@ export function compactIfLarge(context: Pick<DispatchContext, 'root' | 'config' 
   const result = compactTimeline(parseDoc('timeline', path, text), cutoff.toISOString().slice(0, 10));
   if (result.compacted.length > 0) writeFileAtomic(path, result.text);
   return result.compacted;
-}
-
-/** Is the pid still the agent we started (alive, and marked as Engram's LLM child)? Linux checks the environment. */
-function isOurAgent(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  if (process.platform !== 'linux') return false;
-  try {
-    return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes('ENGRAM_LLM_CHILD=1');
-  } catch {
-    return false;
-  }
-}
-
-const sleep = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
-
-/** Stops an agent left running by a server that died (its process group), waiting for it to go. */
-async function stopOrphanAgent(pid: number): Promise<void> {
-  if (!isOurAgent(pid)) return;
-  for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
-    try {
-      process.kill(-pid, signal);
-    } catch {
-      return;
-    }
-    for (let i = 0; i < 20 && isOurAgent(pid); i++) await sleep(100);
-    if (!isOurAgent(pid)) return;
-  }
-}
-
-/**
- * Crash recovery, at start (seed's table): `building` → discarded and rebuilt from the buffer; `dispatched`/`retry`
- * → any agent still running from before is stopped, then the docs are compared with the snapshot: changed → lint
- * (and retry or validate as usual), unchanged → dispatched again; `validated` → briefing regenerated and committed.
- */
-export async function recoverDispatches(context: DispatchContext, open: readonly Dispatch[]): Promise<DispatchOutcome[]> {
-  const outcomes: DispatchOutcome[] = [];
-  for (const dispatch of open) {
-    if (dispatch.state === 'building') {
-      discard(context, dispatch, 'interrupted while building; rebuilt from the buffer');
-      emit(context, dispatch, { state: 'discarded' });
-      continue;
-    }
-    if (dispatch.state === 'validated') {
-      outcomes.push(finishDispatch(context, dispatch));
-      continue;
-    }
-    if (dispatch.state !== 'dispatched' && dispatch.state !== 'retry') continue;
-    if (dispatch.agent_pid) {
-      await stopOrphanAgent(dispatch.agent_pid);
-      updateDispatch(context.state, dispatch.id, { agent_pid: null }, context.now());
-    }
-    const before = loadSnapshot(join(chunkDir(context.root, dispatch.id), 'before'));
-    if (!before) {
-      // The crash came before the snapshot was complete: nothing was dispatched from it.
-      discard(context, dispatch, 'interrupted before its snapshot was saved; rebuilt from the buffer');
-      emit(context, dispatch, { state: 'discarded' });
-      continue;
-    }
-    if (dispatch.work_root && !isWorkTree(dispatch.work_root)) {
-      // A bootstrap worktree that went with the crash: the chunk is rebuilt by the bootstrap that owns it.
-      discard(context, dispatch, `its work tree ${dispatch.work_root} is gone`);
-      emit(context, dispatch, { state: 'discarded' });
-      continue;
-    }
-    if (!docsChanged(before, currentDocs(pathsOf(context, dispatch)))) {
-      updateDispatch(context.state, dispatch.id, { state: 'dispatched', retries: 0 }, context.now());
-      outcomes.push(await runDispatch(context, getDispatch(context.state, dispatch.id)!));
-      continue;
-    }
-    const { violations } = lintDispatch(context, dispatch, before);
-    const errors = violations.filter((violation) => violation.severity === 'error');
-    if (errors.length === 0 && violations.length > 0) {
-      updateDispatch(context.state, dispatch.id, { state: 'held', violations, error: violations[0]!.message }, context.now());
-      emit(context, dispatch, { state: 'held', violations: violations.length });
-      outcomes.push({ dispatch: getDispatch(context.state, dispatch.id)!, violations });
-    } else if (errors.length === 0) {
-      updateDispatch(context.state, dispatch.id, { state: 'validated', validated_at: stamp(context) }, context.now());
-      outcomes.push(finishDispatch(context, getDispatch(context.state, dispatch.id)!));
-    } else if (dispatch.retries >= context.config.fold.max_retries) {
-      outcomes.push(lintFailed(context, dispatch, before, violations, dispatch.retries));
-    } else {
-      outcomes.push(await runDispatch(context, dispatch, { resumeWith: errors }));
-    }
-  }
-  return outcomes;
-}
-
-/** A bootstrap worktree still there (its `.git` file). */
-const isWorkTree = (path: string): boolean => {
-  try {
-    return readFileSync(join(path, '.git'), 'utf8') !== '';
-  } catch {
-    return false;
-  }
-};
-
-/** A person's decision on a held (or failed) chunk (`engram docs accept|reject`). */
-export function reviewDispatch(context: DispatchContext, id: number, decision: 'accept' | 'reject', options: { requeue?: boolean } = {}): DispatchOutcome {
-  const dispatch = getDispatch(context.state, id);
-  if (!dispatch) throw new EngramError('NOT_FOUND', `no chunk ${id}`);
-  if (decision === 'accept') {
-    if (dispatch.state !== 'held') throw new EngramError('INVALID_INPUT', `chunk ${id} is ${dispatch.state}; only a held chunk can be accepted`);
-    const before = loadSnapshot(join(chunkDir(context.root, id), 'before'));
-    const errors = before ? lintDispatch(context, dispatch, before).violations.filter((violation) => violation.severity === 'error') : [];
-    if (errors.length > 0) throw new EngramError('INVALID_INPUT', `chunk ${id} no longer lints: ${errors[0]!.file}:${errors[0]!.line} ${errors[0]!.message}`);
-    updateDispatch(context.state, id, { state: 'validated', validated_at: stamp(context) }, context.now());
-    return finishDispatch(context, getDispatch(context.state, id)!);
-  }
-  if (dispatch.state !== 'held' && dispatch.state !== 'failed') throw new EngramError('INVALID_INPUT', `chunk ${id} is ${dispatch.state}; only a held or failed chunk can be rejected`);
-  if (dispatch.state === 'held') {
-    const before = loadSnapshot(join(chunkDir(context.root, id), 'before'));
-    if (before) {
-      saveSnapshot(chunkDir(context.root, id), 'rejected', currentDocs(pathsOf(context, dispatch)));
-      restoreSnapshot(pathsOf(context, dispatch), before);
-    }
-  }
-  if (options.requeue) releaseDispatch(context.state, id, 'discarded', context.now(), 'rejected by a person; items back in the buffer');
-  else updateDispatch(context.state, id, { state: 'discarded', error: 'rejected by a person' }, context.now());
-  const set = readDocSet(context.config, context.root);
-  returnUnused(context.state, dispatch.reserved, new Set(definedIds(set).keys()));
-  return { dispatch: getDispatch(context.state, id)!, violations: [] };
 }
