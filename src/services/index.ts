@@ -99,6 +99,10 @@ export {
   percentile,
   BenchMemorySchema,
   BenchQuerySchema,
+  EVAL_SETS,
+  EVAL_SET_NAMES,
+  evalSetFiles,
+  tuningQueryFile,
 } from './recall/index.js';
 export type {
   SearchEngine,
@@ -122,6 +126,8 @@ export type {
   SearchTuning,
   RetrievalReport,
   QualityScores,
+  EvalSetName,
+  EvalSplit,
 } from './recall/index.js';
 export {
   injectAtSessionStart,

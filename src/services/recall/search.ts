@@ -30,6 +30,9 @@ export interface SearchRequest extends SearchFilters {
   environment?: SearchEnvironment;
   /** A precomputed query vector (benchmarks time embedding separately). */
   queryVector?: Float32Array;
+  /** Stay silent when the best match is weak (the abstain rule). `false` returns the ranking anyway, with `weak`
+   * saying why the rule doubts it. @default true */
+  abstain?: boolean;
 }
 
 /** One result. */
@@ -52,6 +55,8 @@ export interface SearchResponse {
   model: string | null;
   /** Why nothing was searched (content-free query), or null. */
   abstained: AbstainReason | null;
+  /** Why the abstain rule doubts the best match (set even when the request asked for results anyway), or null. */
+  weak: string | null;
   /** Why a requested signal was missing or partial (no model, stale vectors), or null. */
   degraded: string | null;
   results: SearchHit[];
@@ -190,6 +195,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
         mode,
         model: null,
         abstained: abstainReason(request.query),
+        weak: null,
         degraded: null,
         results: [],
         timings: { embed_ms: 0, total_ms: 0, bm25_index: null },
