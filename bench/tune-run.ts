@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadSettings, readEnv, type EmbedderChoice } from '../src/core/index.js';
-import { EVAL_SET_NAMES, evalSetFiles, runRetrievalBench, searchTuning, tuningQueryFile, type EvalSetName } from '../src/services/index.js';
+import { EVAL_SET_NAMES, evalSetFiles, runRetrievalBench, searchTuning, TUNING, tuningQueryFile, type EvalSetName } from '../src/services/index.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string): string => {
@@ -39,13 +39,16 @@ function choiceOf(name: string): EmbedderChoice {
 
 /** Each dev query's two ranked lists (top 50 after gates), from the real search engine. */
 export async function collect(set: EvalSetName, embedder: string): Promise<QueryLists[]> {
+  // Every memory's score, not just the top of each list: fusion settings that look up a signal for the other
+  // list's candidates can be scored too. (The sets hold at most a few hundred memories.)
+  (TUNING as { pool: number }).pool = 1_000;
   const cache = join(cacheDir, `${embedder}-${set}.json`);
   if (existsSync(cache)) return JSON.parse(readFileSync(cache, 'utf8')) as QueryLists[];
   const byQuery = new Map<string, QueryLists>();
   await runRetrievalBench({
     memories: readFileSync(evalSetFiles(root, set, 'dev').memories, 'utf8').split('\n'),
     queries: readFileSync(tuningQueryFile(root, set), 'utf8').split('\n'),
-    k: 50,
+    k: 1_000,
     modes: ['bm25', 'vector'],
     embedder: choiceOf(embedder),
     tuning: searchTuning(loadSettings(readEnv()).config),

@@ -104,6 +104,8 @@ export {
   useLiteInstalled,
   quietly,
   vectorModelId,
+  embeddingText,
+  EMBED_TEXT_VERSION,
 } from './embed/index.js';
 export type {
   Embedder,

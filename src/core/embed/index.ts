@@ -9,3 +9,4 @@ export { useLiteInstalled } from './use-lite.js';
 export { quietly } from './quiet.js';
 export { vectorModelId } from './types.js';
 export type { Embedder, EmbedderKind, EmbedderSpec, EmbedderChoice } from './types.js';
+export { embeddingText, EMBED_TEXT_VERSION } from './text.js';

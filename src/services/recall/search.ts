@@ -1,4 +1,5 @@
 import {
+  embeddingText,
   EngramError,
   KNN_MAX_K,
   loadEmbedder,
@@ -9,10 +10,11 @@ import {
   type Store,
   type VectorSpace,
 } from '../../core/index.js';
-import { abstainReason, type AbstainReason } from './abstain.js';
+import { abstainReason, queryTerms, weakMatch, type AbstainReason, type WeakMatchVerdict } from './abstain.js';
 import { createBm25Cache, type Bm25Cache, type Bm25Filter, type Bm25Source } from './bm25.js';
 import { reciprocalRankFusion, type RankedList } from './fusion.js';
 import { passesGates, type SearchEnvironment, type SearchFilters } from './gates.js';
+import { searchTerms } from './text.js';
 import { TUNING, type SearchTuning } from './tuning.js';
 import { embedPending } from './vectors.js';
 
@@ -33,6 +35,14 @@ export interface SearchRequest extends SearchFilters {
   /** Stay silent when the best match is weak (the abstain rule). `false` returns the ranking anyway, with `weak`
    * saying why the rule doubts it. @default true */
   abstain?: boolean;
+  /** Add `explain`: the fusion settings, each list's size, and the abstain rule's verdict with its numbers. */
+  explain?: boolean;
+}
+
+/** Why a search answered as it did (`engram search --explain`). */
+export interface SearchExplain {
+  fusion: { k: number; weights: { bm25: number; vector: number; anchor: number }; lists: { bm25: number; vector: number; anchor: number } };
+  abstain: WeakMatchVerdict;
 }
 
 /** One result. */
@@ -40,8 +50,8 @@ export interface SearchHit {
   id: number;
   /** Fused score after adjustments; 1.0 ≈ first in every list. */
   score: number;
-  /** 1-based rank in each list after gates, or null. */
-  ranks: { bm25: number | null; vector: number | null };
+  /** 1-based rank in each list after gates, or null (`anchor`: similarity to BM25's best hit, hybrid only). */
+  ranks: { bm25: number | null; vector: number | null; anchor: number | null };
   /** Raw signal values: BM25 score and cosine similarity, or null. */
   signals: { bm25: number | null; vector: number | null };
   engram: Engram;
@@ -61,6 +71,8 @@ export interface SearchResponse {
   degraded: string | null;
   results: SearchHit[];
   timings: { embed_ms: number; total_ms: number; bm25_index: Bm25Source | null };
+  /** Only when the request asked for it. */
+  explain?: SearchExplain;
 }
 
 /** Options for {@link createSearchEngine}. */
@@ -236,6 +248,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
       }
 
       const similarities = new Map<number, number>();
+      let anchorSpace: VectorSpace | undefined;
       if (mode !== 'bm25') {
         const { embedder: model, reason } = await embedder();
         if (!model) {
@@ -253,7 +266,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
             if (!vector) {
               const embedStart = performance.now();
               try {
-                [vector] = await model.embed([request.query.slice(0, TUNING.queryChars)]);
+                [vector] = await model.embed([embeddingText(request.query.slice(0, TUNING.queryChars))]);
               } catch (error) {
                 warn('query embedding failed; answering with BM25 only', error);
                 response.degraded = `vector search unavailable: ${(error as Error).message}`;
@@ -263,6 +276,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
               throw new EngramError('INVALID_INPUT', `query vector has ${vector.length} dimensions; ${model.model} has ${space.dim}`);
             }
             if (vector) {
+              anchorSpace = space;
               const hits = vectorList(space, model, vector, fetch, accept);
               for (const hit of hits) similarities.set(hit.id, hit.similarity);
               lists.push({ signal: 'vector', ids: hits.map((hit) => hit.id), weight: mode === 'vector' ? 1 : options.tuning.weights.vector });
@@ -271,9 +285,54 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
         }
       }
 
+      // Hybrid's third list: the candidates ordered by similarity to the vector of BM25's best hit (tuning.ts).
+      const anchorWeight = options.tuning.weights.anchor ?? TUNING.anchor.weight;
+      const bm25Ids = lists.find((list) => list.signal === 'bm25')?.ids ?? [];
+      if (mode === 'hybrid' && anchorSpace && anchorWeight > 0 && bm25Ids.length > 1) {
+        const anchor = store.vectors().vectorOf(anchorSpace, bm25Ids[0] as number);
+        if (anchor) {
+          const pool = [...new Set(lists.flatMap((list) => list.ids.slice(0, TUNING.pool)))];
+          const ids = store.vectors().distancesTo(anchorSpace, anchor, pool).map((n) => n.id);
+          lists.push({ signal: 'anchor', ids, weight: anchorWeight });
+        }
+      }
+
       const fused = reciprocalRankFusion(lists, options.tuning.rrfK, TUNING.pool);
       const top = adjust(store, fused, candidates, environment, now()).slice(0, topK);
       const engrams = new Map(store.engrams.getMany(top.map((entry) => entry.id)).map((engram) => [engram.id, engram]));
+
+      // The weak-match rule (abstain.ts), shared with the hooks: are the top results answers or just neighbours?
+      const { top: judged } = TUNING.abstain;
+      const { index } = bm25.get(store);
+      const verdict = weakMatch(
+        queryTerms(request.query),
+        (term) => index.idf(term),
+        top.slice(0, judged).map((entry) => {
+          const engram = engrams.get(entry.id) as Engram;
+          return {
+            id: entry.id,
+            terms: new Set(searchTerms(`${engram.title ?? ''} ${engram.text} ${engram.category} ${engram.tags.join(' ')}`)),
+            agreed: (entry.ranks.bm25 ?? Infinity) <= judged && (entry.ranks.vector ?? Infinity) <= judged,
+          };
+        }),
+      );
+      response.weak = top.length > 0 ? verdict.weak : null;
+      if (request.explain) {
+        const size = (signal: string): number => lists.find((list) => list.signal === signal)?.ids.length ?? 0;
+        response.explain = {
+          fusion: {
+            k: options.tuning.rrfK,
+            weights: { ...options.tuning.weights, anchor: anchorWeight },
+            lists: { bm25: size('bm25'), vector: size('vector'), anchor: size('anchor') },
+          },
+          abstain: verdict,
+        };
+      }
+      if (response.weak && request.abstain !== false) {
+        response.abstained = 'weak-match';
+        response.timings.total_ms = elapsed(started);
+        return response;
+      }
       response.results = top.map((entry) => ({
         id: entry.id,
         score: Math.round(entry.score * 1e6) / 1e6,

@@ -1,4 +1,5 @@
 import {
+  embeddingText,
   readPulledModels,
   resolveEmbedder,
   type Embedder,
@@ -59,7 +60,7 @@ export async function embedPending(store: Store, embedder: Embedder, options: Em
     const batch = vectors.pending(space, Math.min(batchSize, limit - report.embedded), after);
     if (batch.length === 0) break;
     after = (batch.at(-1) as { id: number }).id;
-    const embedded = await embedder.embed(batch.map((row) => row.text));
+    const embedded = await embedder.embed(batch.map((row) => embeddingText(row.text)));
     const at = now().toISOString();
     store.write(() => {
       batch.forEach((row, i) => vectors.put(space, row.id, row.content_hash, embedded[i] as Float32Array, at));

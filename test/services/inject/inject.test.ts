@@ -19,7 +19,7 @@ const engram = (id: number, text: string, extra: Partial<Engram> = {}): Engram =
 const hit = (id: number, text: string, signals: Partial<SearchHit['signals']> = {}, ranks: Partial<SearchHit['ranks']> = {}): SearchHit => ({
   id,
   score: 1 / id,
-  ranks: { bm25: id, vector: null, ...ranks },
+  ranks: { bm25: id, vector: null, anchor: null, ...ranks },
   signals: { bm25: 1, vector: null, ...signals },
   engram: engram(id, text),
 });

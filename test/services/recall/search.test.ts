@@ -42,7 +42,7 @@ describe('search engine', () => {
     expect(response.model).toBe('test:hash');
     const [top] = response.results;
     expect(top?.id).toBe(1);
-    expect(top?.ranks).toEqual({ bm25: 1, vector: 1 });
+    expect(top?.ranks).toEqual({ bm25: 1, vector: 1, anchor: 1 });
     expect(top?.score).toBeCloseTo(1, 6);
     expect(top?.signals.bm25).toBeGreaterThan(0);
     expect(top?.signals.vector).toBeGreaterThan(TUNING.vectorFloor.test as number);
