@@ -96,10 +96,14 @@ export type {
 export {
   loadEmbedder,
   resolveEmbedder,
+  choiceForModel,
   readPulledModels,
   modelDirectory,
   inspectModelFolder,
   pullModel,
+  hubReachable,
+  knownModel,
+  DEFAULT_MODEL,
   createHashingEmbedder,
   useLiteInstalled,
   quietly,
@@ -115,6 +119,8 @@ export type {
   PulledModels,
   PullOptions,
   PullResult,
+  ModelManifest,
+  ProxySettings,
   DownloadEvent,
 } from './embed/index.js';
 export { parseTranscript, readTranscript, detectFormat } from './transcript/index.js';

@@ -51,7 +51,8 @@ export interface RetrievalReport extends QualityScores {
   p95_ms: number;
   /** Query embedding alone. */
   embed_p50_ms: number;
-  /** Queries with no relevant memory: how many, and the share that returned nothing (abstained or below floors). */
+  /** Queries with no relevant memory: how many, and the share the search stayed silent on (the abstain rule, or
+   * nothing above the floors). */
   no_answer: { n: number; empty_rate: number };
   /** The same scores per query `kind`, when the file labels them. */
   by_kind: Record<string, QualityScores>;
@@ -177,7 +178,10 @@ export async function runRetrievalBench(options: RetrievalBenchOptions): Promise
       let degraded: string | null = null;
       let model: string | null = null;
       for (const [index, query] of queries.entries()) {
+        // The ranking is scored as it is; whether the abstain rule would have stayed silent is counted separately
+        // (`weak`), so recall measures ranking and `no_answer` measures silence.
         const response = await engine.search({
+          abstain: false,
           ...options.search,
           query: query.q,
           mode,
@@ -191,7 +195,7 @@ export async function runRetrievalBench(options: RetrievalBenchOptions): Promise
         model ??= response.model;
         options.onProgress?.('query', index + 1, queries.length);
         if (query.relevant.length === 0) {
-          if (response.results.length === 0) empty++;
+          if (response.results.length === 0 || response.weak !== null) empty++;
           continue;
         }
         const relevant = new Set(query.relevant);

@@ -90,6 +90,12 @@ export interface SearchEngineOptions {
   /** Texts per embedding call when catching up on missing vectors. @default per embedder kind (TUNING.batchSize) */
   batchSize?: number;
   now?: () => Date;
+  /**
+   * Loads the model that made an older vector space (core/embed `choiceForModel` + `loadEmbedder`). With it, a search
+   * whose model's vectors are still being filled (after a model change) searches the complete older space instead
+   * of going BM25-only: old vectors keep serving until the re-embedding finishes.
+   */
+  loadModel?: (modelId: string) => Promise<Embedder | null>;
   /** Non-fatal problems (snapshot not writable, catch-up failed) go here. */
   onWarning?: (message: string, error?: unknown) => void;
 }
@@ -138,8 +144,31 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
     return loaded;
   };
 
+  // Older models loaded to serve their complete spaces while the active model's space fills, by model id.
+  const older = new Map<string, Promise<Embedder | null>>();
+
+  /** A complete older space whose model loads, to search while the active one is being filled; or undefined. */
+  const servingSpace = async (active: Embedder): Promise<{ space: VectorSpace; model: Embedder } | undefined> => {
+    if (!options.loadModel) return undefined;
+    const vectors = store.vectors();
+    for (const candidate of vectors.spaces()) {
+      if (candidate.model === active.model || candidate.vectors === 0 || vectors.countPending(candidate) > 0) continue;
+      let loading = older.get(candidate.model);
+      if (!loading) {
+        loading = options.loadModel(candidate.model).catch((error: unknown) => {
+          warn(`could not load ${candidate.model} to serve its vectors`, error);
+          return null;
+        });
+        older.set(candidate.model, loading);
+      }
+      const model = await loading;
+      if (model && model.dim === candidate.dim) return { space: candidate, model };
+    }
+    return undefined;
+  };
+
   /** The vector space to search, after embedding up to catchUpMax engrams that lack vectors. */
-  const vectorSpace = async (model: Embedder): Promise<{ space: VectorSpace | undefined; degraded: string | null }> => {
+  const vectorSpace = async (model: Embedder): Promise<{ space: VectorSpace | undefined; degraded: string | null; serving?: Embedder }> => {
     const vectors = store.vectors();
     const generation = store.searchState().generation;
     const cached = vectors.findSpace(model.model, model.dim);
@@ -155,6 +184,16 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
           warn('vector catch-up failed', error);
         }
       } else {
+        const total = store.engrams.counts().active;
+        const serving = await servingSpace(model);
+        if (serving) {
+          // After a model change: the background server fills the new space; its older, complete space answers.
+          return {
+            space: serving.space,
+            serving: serving.model,
+            degraded: `re-embedding for ${model.model}: ${total - pending}/${total} done; searching ${serving.model.model}'s vectors meanwhile`,
+          };
+        }
         degraded = `${pending} engrams lack vectors for ${model.model}; run 'engram reindex' (until then they are found by BM25 only)`;
       }
     }
@@ -250,13 +289,16 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
       const similarities = new Map<number, number>();
       let anchorSpace: VectorSpace | undefined;
       if (mode !== 'bm25') {
-        const { embedder: model, reason } = await embedder();
-        if (!model) {
+        const { embedder: active, reason } = await embedder();
+        if (!active) {
           response.degraded = `vector search unavailable: ${reason}`;
         } else {
           let space: VectorSpace | undefined;
+          let model: Embedder = active;
           try {
-            ({ space, degraded: response.degraded } = await vectorSpace(model));
+            let serving: Embedder | undefined;
+            ({ space, degraded: response.degraded, serving } = await vectorSpace(active));
+            if (serving) model = serving;
           } catch (error) {
             response.degraded = `vector search unavailable: ${(error as Error).message}`;
           }
