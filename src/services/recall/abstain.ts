@@ -45,6 +45,18 @@ export function queryTerms(query: string): string[] {
   return [...new Set(searchTerms(text).filter((term) => !CONVERSATIONAL.has(term)))];
 }
 
+/** The share of the query's weight (each term its IDF) that a memory's terms hold. */
+export function weightedCoverage(terms: readonly string[], idf: (term: string) => number, memory: ReadonlySet<string>): number {
+  let total = 0;
+  let held = 0;
+  for (const term of terms) {
+    const weight = idf(term);
+    total += weight;
+    if (memory.has(term)) held += weight;
+  }
+  return total > 0 ? held / total : 0;
+}
+
 /** A candidate the weak-match rule looks at: its analysed terms, and whether both lists put it near the top. */
 export interface MatchCandidate {
   id: number;

@@ -10,7 +10,7 @@ import {
   type Store,
   type VectorSpace,
 } from '../../core/index.js';
-import { abstainReason, queryTerms, weakMatch, type AbstainReason, type WeakMatchVerdict } from './abstain.js';
+import { abstainReason, queryTerms, weakMatch, weightedCoverage, type AbstainReason, type WeakMatchVerdict } from './abstain.js';
 import { createBm25Cache, type Bm25Cache, type Bm25Filter, type Bm25Source } from './bm25.js';
 import { reciprocalRankFusion, type RankedList } from './fusion.js';
 import { passesGates, type SearchEnvironment, type SearchFilters } from './gates.js';
@@ -70,7 +70,13 @@ export interface SearchResponse {
   /** Why a requested signal was missing or partial (no model, stale vectors), or null. */
   degraded: string | null;
   results: SearchHit[];
-  timings: { embed_ms: number; total_ms: number; bm25_index: Bm25Source | null };
+  timings: {
+    embed_ms: number;
+    total_ms: number;
+    bm25_index: Bm25Source | null;
+    /** `skipped`: BM25 alone was decisive (tuning.ts skipVectors); `cached`: the query vector was reused. */
+    vectors: 'searched' | 'cached' | 'skipped' | null;
+  };
   /** Only when the request asked for it. */
   explain?: SearchExplain;
 }
@@ -96,6 +102,8 @@ export interface SearchEngineOptions {
    * of going BM25-only: old vectors keep serving until the re-embedding finishes.
    */
   loadModel?: (modelId: string) => Promise<Embedder | null>;
+  /** Skip the vector half when BM25 alone is decisive (tuning.ts skipVectors). @default true */
+  skipDecisive?: boolean;
   /** Non-fatal problems (snapshot not writable, catch-up failed) go here. */
   onWarning?: (message: string, error?: unknown) => void;
 }
@@ -142,6 +150,24 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
       }
     })();
     return loaded;
+  };
+
+  // Query vectors by model and text, least recently used first out (tuning.ts queryCache).
+  const queryVectors = new Map<string, Float32Array>();
+  const embedQuery = async (model: Embedder, text: string): Promise<{ vector: Float32Array | undefined; cached: boolean }> => {
+    const key = `${model.model}\u0000${text}`;
+    const hit = queryVectors.get(key);
+    if (hit) {
+      queryVectors.delete(key);
+      queryVectors.set(key, hit);
+      return { vector: hit, cached: true };
+    }
+    const [vector] = await model.embed([text]);
+    if (vector) {
+      queryVectors.set(key, vector);
+      if (queryVectors.size > TUNING.queryCache) queryVectors.delete(queryVectors.keys().next().value as string);
+    }
+    return { vector, cached: false };
   };
 
   // Older models loaded to serve their complete spaces while the active model's space fills, by model id.
@@ -234,6 +260,16 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
     }
   };
 
+  /** BM25 alone is decisive (tuning.ts skipVectors): its best hit holds most of the query and stands out. */
+  const bm25Decisive = (hits: ReadonlyArray<{ id: number; score: number }>, index: { idf(term: string): number }, query: string): boolean => {
+    const [first, second] = hits;
+    if (!first || (second && first.score < TUNING.skipVectors.gap * second.score)) return false;
+    const engram = store.engrams.getMany([first.id])[0];
+    if (!engram) return false;
+    const terms = queryTerms(query);
+    const held = new Set(searchTerms(`${engram.title ?? ''} ${engram.text} ${engram.category} ${engram.tags.join(' ')}`));
+    return weightedCoverage(terms, (term) => index.idf(term), held) >= TUNING.skipVectors.coverage;
+  };
   return {
     embedder,
     async search(request) {
@@ -249,7 +285,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
         weak: null,
         degraded: null,
         results: [],
-        timings: { embed_ms: 0, total_ms: 0, bm25_index: null },
+        timings: { embed_ms: 0, total_ms: 0, bm25_index: null, vectors: null },
       };
       if (response.abstained) {
         response.timings.total_ms = elapsed(started);
@@ -284,11 +320,12 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
         }
         for (const hit of kept) bm25Scores.set(hit.id, hit.score);
         lists.push({ signal: 'bm25', ids: kept.map((hit) => hit.id), weight: mode === 'bm25' ? 1 : options.tuning.weights.bm25 });
+        if (mode === 'hybrid' && options.skipDecisive !== false && bm25Decisive(kept, index, request.query)) response.timings.vectors = 'skipped';
       }
 
       const similarities = new Map<number, number>();
       let anchorSpace: VectorSpace | undefined;
-      if (mode !== 'bm25') {
+      if (mode !== 'bm25' && response.timings.vectors !== 'skipped') {
         const { embedder: active, reason } = await embedder();
         if (!active) {
           response.degraded = `vector search unavailable: ${reason}`;
@@ -308,7 +345,9 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
             if (!vector) {
               const embedStart = performance.now();
               try {
-                [vector] = await model.embed([embeddingText(request.query.slice(0, TUNING.queryChars))]);
+                const embedded = await embedQuery(model, embeddingText(request.query.slice(0, TUNING.queryChars)));
+                vector = embedded.vector;
+                response.timings.vectors = embedded.cached ? 'cached' : 'searched';
               } catch (error) {
                 warn('query embedding failed; answering with BM25 only', error);
                 response.degraded = `vector search unavailable: ${(error as Error).message}`;

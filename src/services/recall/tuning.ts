@@ -79,6 +79,18 @@ export const TUNING = {
    * No setting reaches both 80 % silence and 90 % kept on these sets (docs/SEARCH.md).
    */
   abstain: { top: 3, coverage: 0.3, agreedCoverage: 0.15 },
+  /**
+   * Hybrid skips the query embedding and the vector lists when BM25 alone is decisive: its best hit covers at least
+   * `coverage` of the query's weight (IDF, as in the abstain rule) and scores at least `gap` × the second. Embedding
+   * the query is most of a hybrid search's time (USE lite ~20 ms warm, more under load; UserPromptSubmit is the slow
+   * hook because of it). On the dev splits (bench/tune.mjs lists) 0.6 / 1.5 skipped 33 % of fixtures/eval's queries,
+   * 26 % of the lesson prompts and 6 % of the conversational ones, and changed recall@10 by 0.000 on every set and
+   * model: a query whose words all sit in one memory that stands out does not need its meaning read.
+   */
+  skipVectors: { coverage: 0.6, gap: 1.5 },
+  /** Query vectors kept per engine (least recently used out): hooks and agents repeat queries, and a cached query
+   * costs nothing to embed. */
+  queryCache: 512,
   /** Long prompts are cut before embedding: sentence encoders read the start, and a 10k-character paste adds cost,
    * not meaning. */
   queryChars: 1_000,

@@ -21,8 +21,9 @@ import { tempDir, tempStore } from '../../_helpers.js';
 const TEST_EMBEDDER: EmbedderChoice = { spec: { kind: 'test', model: 'test:hash' }, reason: 'test' };
 const tuning = { rrfK: TUNING.rrfK, weights: { ...TUNING.weights }, topK: 10 };
 
+// Plumbing tests of fusion need both lists every time: the decisive-BM25 shortcut has its own test below.
 function engine(store: Store, options: Partial<SearchEngineOptions> = {}) {
-  return createSearchEngine(store, { embedder: TEST_EMBEDDER, tuning, indexDir: tempDir(), ...options });
+  return createSearchEngine(store, { embedder: TEST_EMBEDDER, tuning, indexDir: tempDir(), skipDecisive: false, ...options });
 }
 
 function seed(store: Store): void {
@@ -352,5 +353,42 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
     // A vector stamped with another preparation version is stale (what an upgrade of core/embed/text.ts does).
     store.db.prepare("UPDATE engram_vectors SET text_hash = text_hash || 'x'").run();
     expect((await embedPending(store, model)).embedded).toBe(1);
+  });
+});
+
+describe('the speed of the vector half', () => {
+  it('skips the query embedding when BM25 alone is decisive, and embeds otherwise', async () => {
+    const store = tempStore();
+    seed(store);
+    let embedded = 0;
+    const model = createHashingEmbedder();
+    const counting = { ...model, embed: (texts: readonly string[]) => ((embedded += texts.length), model.embed(texts)) };
+    await embedPending(store, model);
+    const search = engine(store, { loadedEmbedder: counting, skipDecisive: true });
+    embedded = 0;
+    // Every word sits in one memory and it stands out: no need to read the meaning.
+    const decisive = await search.search({ query: 'BuildKit cache mounts' });
+    expect(decisive.timings.vectors).toBe('skipped');
+    expect(decisive.results[0]?.engram.text).toContain('BuildKit');
+    expect(decisive.results[0]?.ranks.vector).toBeNull();
+    expect(embedded).toBe(0);
+    // A query the keywords only half cover is embedded and fused.
+    const open = await search.search({ query: 'postgres index docker cache' });
+    expect(open.timings.vectors).toBe('searched');
+    expect(embedded).toBe(1);
+  });
+
+  it('reuses the vector of a query it has embedded before', async () => {
+    const store = tempStore();
+    seed(store);
+    let embedded = 0;
+    const model = createHashingEmbedder();
+    await embedPending(store, model);
+    const search = engine(store, { loadedEmbedder: { ...model, embed: (texts) => ((embedded += texts.length), model.embed(texts)) } });
+    const first = await search.search({ query: 'npm test build' });
+    const again = await search.search({ query: 'npm test build' });
+    expect([first.timings.vectors, again.timings.vectors]).toEqual(['searched', 'cached']);
+    expect(embedded).toBe(1);
+    expect(again.results.map((hit) => hit.id)).toEqual(first.results.map((hit) => hit.id));
   });
 });
