@@ -62,6 +62,8 @@ export interface MatchCandidate {
   id: number;
   terms: ReadonlySet<string>;
   agreed: boolean;
+  /** Cosine similarity to the query, when the vector list holds it. */
+  similarity: number | null;
 }
 
 /** Why the rule spoke or stayed silent, for `engram search --explain`. */
@@ -81,11 +83,17 @@ export interface WeakMatchVerdict {
  * counts more than a common one), or when the keyword and vector lists agree on a top result that covers some of
  * it. Everything else is a nearest neighbour, not an answer. Constants and how they were chosen: tuning.ts.
  */
-export function weakMatch(terms: readonly string[], idf: (term: string) => number, candidates: readonly MatchCandidate[]): WeakMatchVerdict {
+export function weakMatch(
+  terms: readonly string[],
+  idf: (term: string) => number,
+  candidates: readonly MatchCandidate[],
+  /** The embedder kind's similarity that counts as an answer on its own (TUNING.abstain.similarity), if any. */
+  semantic?: number,
+): WeakMatchVerdict {
   const { coverage: needed, agreedCoverage } = TUNING.abstain;
   const weighted = terms.map((term) => ({ term, weight: Math.round(idf(term) * 1000) / 1000 }));
   const total = weighted.reduce((sum, t) => sum + t.weight, 0);
-  const rule = `answer when a top result covers ≥ ${needed} of the query's weight, or ≥ ${agreedCoverage} when keyword and vector search agree on it`;
+  const rule = `answer when a top result covers ≥ ${needed} of the query's weight, or ≥ ${agreedCoverage} when keyword and vector search agree on it${semantic !== undefined ? `, or its vector similarity is ≥ ${semantic}` : ''}`;
   let best: WeakMatchVerdict['best'] = null;
   let speaks = false;
   for (const candidate of candidates) {
@@ -93,11 +101,12 @@ export function weakMatch(terms: readonly string[], idf: (term: string) => numbe
     const coverage = total > 0 ? matched.reduce((sum, t) => sum + t.weight, 0) / total : 0;
     if (!best || coverage > best.coverage) best = { id: candidate.id, coverage: Math.round(coverage * 1000) / 1000, matched: matched.map((t) => t.term), agreed: candidate.agreed };
     if (coverage >= needed || (candidate.agreed && coverage >= agreedCoverage)) speaks = true;
+    if (semantic !== undefined && candidate.similarity !== null && candidate.similarity >= semantic) speaks = true;
   }
   const weak = speaks
     ? null
     : best
-      ? `the best match (#${best.id}) covers ${Math.round(best.coverage * 100)} % of the query's weight${best.agreed ? ' (both lists agree on it)' : ''}; the rule needs ${Math.round(needed * 100)} % (${Math.round(agreedCoverage * 100)} % when both lists agree)`
+      ? `the best match (#${best.id}) covers ${Math.round(best.coverage * 100)} % of the query's weight${best.agreed ? ' (both lists agree on it)' : ''}; the rule needs ${Math.round(needed * 100)} % (${Math.round(agreedCoverage * 100)} % when both lists agree${semantic !== undefined ? `, or a vector similarity of ${semantic}` : ''})`
       : 'nothing matched';
   return { weak, terms: weighted, best, rule };
 }

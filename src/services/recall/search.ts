@@ -320,11 +320,16 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
         }
         for (const hit of kept) bm25Scores.set(hit.id, hit.score);
         lists.push({ signal: 'bm25', ids: kept.map((hit) => hit.id), weight: mode === 'bm25' ? 1 : options.tuning.weights.bm25 });
-        if (mode === 'hybrid' && options.skipDecisive !== false && bm25Decisive(kept, index, request.query)) response.timings.vectors = 'skipped';
+        if (mode === 'hybrid' && options.skipDecisive !== false && bm25Decisive(kept, index, request.query)) {
+          response.timings.vectors = 'skipped';
+          // Not needed for this answer, but a user without a model should still hear about it.
+          if (!options.loadedEmbedder && !options.embedder?.spec) response.degraded = `vector search unavailable: ${options.embedder?.reason ?? 'no embedder configured'}`;
+        }
       }
 
       const similarities = new Map<number, number>();
       let anchorSpace: VectorSpace | undefined;
+      let semanticKind: string | undefined;
       if (mode !== 'bm25' && response.timings.vectors !== 'skipped') {
         const { embedder: active, reason } = await embedder();
         if (!active) {
@@ -358,6 +363,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
             }
             if (vector) {
               anchorSpace = space;
+              semanticKind = model.kind;
               const hits = vectorList(space, model, vector, fetch, accept);
               for (const hit of hits) similarities.set(hit.id, hit.similarity);
               lists.push({ signal: 'vector', ids: hits.map((hit) => hit.id), weight: mode === 'vector' ? 1 : options.tuning.weights.vector });
@@ -394,8 +400,10 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
             id: entry.id,
             terms: new Set(searchTerms(`${engram.title ?? ''} ${engram.text} ${engram.category} ${engram.tags.join(' ')}`)),
             agreed: (entry.ranks.bm25 ?? Infinity) <= judged && (entry.ranks.vector ?? Infinity) <= judged,
+            similarity: similarities.get(entry.id) ?? null,
           };
         }),
+        semanticKind ? TUNING.abstain.similarity[semanticKind] : undefined,
       );
       response.weak = top.length > 0 ? verdict.weak : null;
       if (request.explain) {

@@ -41,7 +41,7 @@ describe('abstainReason', () => {
 
 describe('weakMatch', () => {
   const idf = (weights: Record<string, number>) => (term: string) => weights[term] ?? 5;
-  const candidate = (id: number, terms: string[], agreed = false) => ({ id, terms: new Set(terms), agreed });
+  const candidate = (id: number, terms: string[], agreed = false, similarity: number | null = null) => ({ id, terms: new Set(terms), agreed, similarity });
 
   it('answers when a top result covers enough of the query weight, rare terms weighing more', () => {
     const weights = idf({ docker: 1, build: 1, buildkit: 4 });
@@ -56,6 +56,13 @@ describe('weakMatch', () => {
     const terms = ['a', 'b'];
     expect(weakMatch(terms, weights, [candidate(1, ['a'])]).weak).not.toBeNull();
     expect(weakMatch(terms, weights, [candidate(1, ['a'], true)]).weak).toBeNull();
+  });
+
+  it('answers a paraphrase that shares no word when the vector similarity alone is high enough', () => {
+    const weights = idf({ a: 1, b: 1 });
+    expect(weakMatch(['a', 'b'], weights, [candidate(1, [], false, 0.9)], 0.7).weak).toBeNull();
+    expect(weakMatch(['a', 'b'], weights, [candidate(1, [], false, 0.6)], 0.7).weak).toMatch(/or a vector similarity of 0.7/);
+    expect(weakMatch(['a', 'b'], weights, [candidate(1, [], false, 0.9)]).weak).not.toBeNull();
   });
 
   it('reports the best candidate and the rule for --explain, and is silent with no candidates', () => {
