@@ -11,7 +11,9 @@ import {
   INJECT,
   runRetrievalBench,
   searchTuning,
+  tuningQueryFile,
   type EvalSetName,
+  type SearchResponse,
   type EvalSplit,
   type SearchMode,
 } from '../src/services/index.js';
@@ -43,13 +45,16 @@ interface Tally {
   silent: number;
 }
 const pct = (a: number, b: number): string => (b === 0 ? '-' : `${((100 * a) / b).toFixed(1)} %`);
+// --sweep: the hooks' thresholds over a grid, on the dev splits only (tuningQueryFile refuses test).
+const sweep = args.includes('--sweep');
+const seen: Array<{ set: string; query: { q: string; relevant: string[]; event?: string; hook_query?: string }; response: SearchResponse; ids: (id: number) => readonly string[] }> = [];
 const rows: Array<Record<string, string | number>> = [];
 const settings = loadSettings(readEnv());
 
 for (const embedder of embedders) {
   for (const set of sets) {
     for (const split of splits) {
-      const files = evalSetFiles(root, set, split);
+      const files = sweep ? { memories: evalSetFiles(root, set, 'dev').memories, queries: tuningQueryFile(root, set, split) } : evalSetFiles(root, set, split);
       const tallies = new Map<string, Tally>();
       const tally = (key: string): Tally => {
         const t = tallies.get(key) ?? { answerable: 0, injectedSome: 0, relevantInjected: 0, injected: 0, unanswerable: 0, silent: 0 };
@@ -67,6 +72,7 @@ for (const embedder of embedders) {
           // Tool events search with BM25 alone (INJECT.toolMode); prompts with the warm server's hybrid.
           const hookMode: SearchMode = query.event && query.event !== 'UserPromptSubmit' ? INJECT.toolMode : embedder === 'none' ? 'bm25' : 'hybrid';
           const max = query.event && query.event !== 'UserPromptSubmit' ? INJECT.toolMax : INJECT.promptMax;
+          if (sweep && mode === hookMode) seen.push({ set, query, response, ids: memoryIdsOf });
           const chosen = response.abstained
             ? []
             : chooseHits(response.results, query.hook_query ?? query.q, {
@@ -115,3 +121,32 @@ console.log(
   ].join('\n'),
 );
 if (args.includes('--json')) console.log(JSON.stringify(rows));
+
+if (sweep) {
+  const tunable = INJECT as unknown as { relativeScore: number; promptMax: number; lexical: Record<string, number> };
+  const out: string[] = [];
+  for (const max of [1, 2, 3]) for (const rel of [0, 0.6, 0.75, 0.9]) for (const cov of [0.5, 0.67]) {
+    Object.assign(tunable, { relativeScore: rel });
+    tunable.lexical.minCoverage = cov;
+    const per: string[] = [];
+    let worstRecall = 1, worstPrecision = 1;
+    for (const set of sets) {
+      let ans = 0, some = 0, inj = 0, good = 0, un = 0, silent = 0;
+      for (const { set: s2, query, response, ids } of seen) {
+        if (s2 !== set) continue;
+        const tool = query.event && query.event !== 'UserPromptSubmit';
+        const chosen = response.abstained ? [] : chooseHits(response.results, query.hook_query ?? query.q, { max: tool ? Math.min(max, INJECT.toolMax) : max, alreadyShown: new Set(), embedderKind: response.model ? kindOf(embedders[0] as string) : null });
+        if (query.relevant.length === 0) { un++; if (chosen.length === 0) silent++; continue; }
+        ans++;
+        const rel = new Set(query.relevant);
+        const g = chosen.filter((c) => ids(c.hit.id).some((id) => rel.has(id))).length;
+        inj += chosen.length; good += g; if (g > 0) some++;
+      }
+      worstRecall = Math.min(worstRecall, some / ans);
+      worstPrecision = Math.min(worstPrecision, good / Math.max(1, inj));
+      per.push(`${set} ${(100 * some / ans).toFixed(0)}%/${(100 * good / Math.max(1, inj)).toFixed(0)}%/${(100 * silent / Math.max(1, un)).toFixed(0)}%`);
+    }
+    out.push(`max ${max} rel ${rel} cov ${cov}: worst injected ${(100 * worstRecall).toFixed(0)}% worst precision ${(100 * worstPrecision).toFixed(0)}% | ${per.join(' | ')}`);
+  }
+  console.log(out.join('\n'));
+}

@@ -128,7 +128,7 @@ describe.skipIf(process.platform !== 'linux')('the warm server', () => {
     expect(readFileSync(join(home, 'logs', 'server.log'), 'utf8')).toContain('config.json changed; reloaded');
   }, 60_000);
 
-  it.skipIf(!HAS_MODELS)('after a model change: restarts, re-embeds in the background, and engram status shows the new model's coverage', async () => {
+  it.skipIf(!HAS_MODELS)('after a model change: restarts, re-embeds in the background, and engram status shows the new model coverage', async () => {
     const home = tempDir();
     seed(home, LESSONS);
     const embed = (model: string) => JSON.stringify({ embed: { provider: 'transformers', model, model_dir: MODELS_DIR } });

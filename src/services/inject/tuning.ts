@@ -14,6 +14,8 @@ export const INJECT = {
    * runs on every tool call (bench/hooks.mjs, 10k engrams).
    */
   toolMode: 'bm25',
+  /** A hit after the first is injected only when its fused score is at least this share of the first's. */
+  relativeScore: 0,
   /** Candidates read from search before thresholds and de-duplication. */
   candidates: 10,
   /**
