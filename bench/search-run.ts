@@ -142,18 +142,20 @@ async function latency(size: number): Promise<void> {
         const e = engine ?? createSearchEngine(store, { embedder: null, loadedEmbedder: timed, indexDir, tuning: { rrfK: TUNING.rrfK, weights: { ...TUNING.weights }, topK: 10 }, skipDecisive });
         await e.search({ query: 'warm up the engine' });
         const ms: number[] = [];
-        let skipped = 0;
-        for (const query of mixed) {
+        const skippedAt = new Set<number>();
+        for (const [i, query] of mixed.entries()) {
           const t = performance.now();
           const response = await e.search({ query, abstain: false });
           ms.push(performance.now() - t);
-          if (response.timings.vectors === 'skipped') skipped++;
+          if (response.timings.vectors === 'skipped') skippedAt.add(i);
         }
-        return { engine: e, p50: percentile(ms, 50), skipped: skipped / mixed.length };
+        return { engine: e, ms, p50: percentile(ms, 50), skipped: skippedAt.size / mixed.length, skippedAt };
       };
       const full = await run(false);
       const skip = await run(true);
       const cached = await run(true, skip.engine);
+      // The queries the skip applied to, timed both ways: what a decisive prompt saves.
+      const only = (r: { ms: number[] }) => r.ms.filter((_, i) => skip.skippedAt.has(i));
       emit({
         bench: 'vector-half',
         engrams: size,
@@ -162,6 +164,8 @@ async function latency(size: number): Promise<void> {
         hybrid_full_p50_ms: full.p50,
         hybrid_skip_p50_ms: skip.p50,
         skipped_share: Math.round(skip.skipped * 100) / 100,
+        decisive_full_p50_ms: percentile(only(full), 50),
+        decisive_skip_p50_ms: percentile(only(skip), 50),
         hybrid_repeat_p50_ms: cached.p50,
         skip_vs_full_ratio: Math.round((skip.p50 / full.p50) * 100) / 100,
         repeat_vs_full_ratio: Math.round((cached.p50 / full.p50) * 100) / 100,
