@@ -109,7 +109,9 @@ function exempt(host: string, noProxy: string | undefined): boolean {
 /** The fetch `pull` uses: undici's, through the environment's proxy when one applies (Node's own fetch ignores
  * HTTP(S)_PROXY). Proxies are reached with CONNECT, as curl and npm do. */
 async function proxiedFetch(proxy: ProxySettings | undefined): Promise<(url: string, init: { method?: string; signal: AbortSignal; headers?: Record<string, string> }) => Promise<Response>> {
-  const undici = await import('undici');
+  // undici is CommonJS: bundled by esbuild, its exports arrive on `default`; loaded by Node, as named exports.
+  const loaded = (await import('undici')) as typeof import('undici') & { default?: typeof import('undici') };
+  const undici = typeof loaded.fetch === 'function' ? loaded : (loaded.default as typeof import('undici'));
   const agents = new Map<string, InstanceType<typeof undici.ProxyAgent>>();
   return (url, init) => {
     const target = new URL(url);

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -17,7 +18,7 @@ import {
   useLiteInstalled,
   type Embedder,
 } from '../../../src/core/index.js';
-import { HAS_MODELS, MODELS_DIR, tempDir, thrown } from '../../_helpers.js';
+import { HAS_MODELS, MODELS_DIR, ROOT, tempDir, thrown } from '../../_helpers.js';
 
 const cosine = (a: Float32Array, b: Float32Array): number => a.reduce((sum, x, i) => sum + x * (b[i] as number), 0);
 
@@ -244,6 +245,28 @@ describe.skipIf(!HAS_MODELS)('engram model pull', () => {
     const tokenizer = DEFAULT_MODEL.files.find((file) => file.path === 'tokenizer.json');
     expect(createHash('sha256').update(readFileSync(join(MODELS_DIR, 'ctx-use-256', 'tokenizer.json'))).digest('hex')).toBe(tokenizer?.sha256);
   });
+
+  it('the built CLI pulls through the same code (bundled), and --if-reachable says one line when the hub is down', async () => {
+    const home = tempDir();
+    const run = (args: string[], env: Record<string, string>) =>
+      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [join(ROOT, 'dist', 'cli.mjs'), ...args], { env: { ...process.env, HOME: home, ENGRAM_HOME: home, ...env } });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (chunk) => (stdout += chunk));
+        child.stderr.on('data', (chunk) => (stderr += chunk));
+        child.on('close', (code) => resolve({ code, stdout, stderr }));
+      });
+    const pulled = await run(['model', 'pull', 'acme/tiny-encoder', '--quiet'], { HF_ENDPOINT: endpoint });
+    expect(pulled.code, pulled.stderr).toBe(0);
+    expect(JSON.parse(pulled.stdout)).toMatchObject({ id: 'acme/tiny-encoder', dim: 256, pulled: true, verified: ['onnx/model_quantized.onnx'] });
+    const again = await run(['model', 'pull', 'acme/tiny-encoder', '--if-reachable'], { HF_ENDPOINT: endpoint });
+    expect(again.stderr).toContain('already installed');
+    const down = await run(['model', 'pull', '--if-reachable'], { HF_ENDPOINT: 'http://127.0.0.1:1/', ENGRAM_HOME: tempDir() });
+    expect(down.code).toBe(0);
+    expect(down.stderr.trim().split('\n')).toHaveLength(1);
+    expect(down.stderr).toMatch(/^engram: the model hub http:\/\/127\.0\.0\.1:1\/ is not reachable \(.+\); search keeps using /);
+  }, 60_000);
 
   it('fails clearly for an unknown model or a bad id', async () => {
     const missing = await pullModel({ id: 'acme/does-not-exist', modelsDir: tempDir(), endpoint }).catch((e: unknown) => e);
