@@ -87,6 +87,8 @@ try {
   const seconds = (Date.now() - started.getTime()) / 1000;
   writeState({ status: 'done', steps, finished_at: new Date().toISOString(), seconds });
   say(`done in ${seconds.toFixed(1)} s (${steps.length ? steps.join(', ') : 'nothing to do'})`);
+  // The strong embedding model when the hub can be reached; one line and the offline model when not (never fatal).
+  spawnSync(process.execPath, [join(root, 'dist', 'cli.mjs'), 'model', 'pull', '--quiet', '--if-reachable'], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'], timeout: 11 * 60_000 });
 } catch (error) {
   exitCode = 1;
   writeState({ status: 'failed', error: error.message, finished_at: new Date().toISOString() });

@@ -6,6 +6,8 @@ import {
   openStore,
   readEnv,
   resolveEmbedder,
+  choiceForModel,
+  loadEmbedder,
   type EngramEnv,
   type Logger,
   type Settings,
@@ -79,6 +81,10 @@ export function createCliContext(io: CliIo, options: { home?: string; installRoo
         tuning: searchTuning(current.config),
         batchSize: current.config.embed.batch_size,
         now: io.now,
+        loadModel: async (modelId) => {
+          const choice = choiceForModel(current, modelId);
+          return choice.spec ? loadEmbedder(choice.spec) : null;
+        },
         onWarning: (message, error) => context.log().warn(message, error === undefined ? {} : { error }),
       });
       return engine;

@@ -96,14 +96,20 @@ export type {
 export {
   loadEmbedder,
   resolveEmbedder,
+  choiceForModel,
   readPulledModels,
   modelDirectory,
   inspectModelFolder,
   pullModel,
+  hubReachable,
+  knownModel,
+  DEFAULT_MODEL,
   createHashingEmbedder,
   useLiteInstalled,
   quietly,
   vectorModelId,
+  embeddingText,
+  EMBED_TEXT_VERSION,
 } from './embed/index.js';
 export type {
   Embedder,
@@ -113,6 +119,8 @@ export type {
   PulledModels,
   PullOptions,
   PullResult,
+  ModelManifest,
+  ProxySettings,
   DownloadEvent,
 } from './embed/index.js';
 export { parseTranscript, readTranscript, detectFormat } from './transcript/index.js';

@@ -10,7 +10,20 @@ import { chmodSync, existsSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createServer, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createLlmClient, createLogger, loadSettingsLeniently, openStore, readEnv, resolveEmbedder, VERSION, type Embedder, type Store } from '../core/index.js';
+import {
+  choiceForModel,
+  createLlmClient,
+  createLogger,
+  loadEmbedder,
+  loadSettingsLeniently,
+  openStore,
+  readEnv,
+  resolveEmbedder,
+  vectorModelId,
+  VERSION,
+  type Embedder,
+  type Store,
+} from '../core/index.js';
 import { createSearchEngine, embedPending, queueAbandonedSessions, runPendingJobs, searchTuning, type RecordedSources, type SearchEngine } from '../services/index.js';
 import { handleHookCall } from '../hooks/dispatch.js';
 import { hookEnvironment } from '../hooks/environment.js';
@@ -113,8 +126,16 @@ const engine: SearchEngine = createSearchEngine(store, {
   indexDir: settings.paths.index,
   tuning: searchTuning(settings.config),
   catchUpMax: HOOK_CATCH_UP,
+  // After a model change the new space fills in the background (embedInBackground); searches meanwhile use the
+  // complete older space with its own model.
+  loadModel: async (modelId) => {
+    const older = choiceForModel(settings, modelId);
+    return older.spec ? loadEmbedder(older.spec, (line) => log.debug(line)) : null;
+  },
   onWarning: (message, error) => log.warn(message, { error }),
 });
+/** The model this server embeds with; a different resolution later (a pull, a config change) means a restart. */
+const activeModel = choice?.spec ? vectorModelId(choice.spec) : null;
 /** Hybrid once the model is loaded; until then (and without a model) hooks get BM25 answers at once. */
 let model: { name: string; kind: string } | null = null;
 
@@ -395,9 +416,19 @@ setInterval(() => {
   }
 }, ABANDONED_SWEEP_EVERY_MS).unref();
 
+/** Whether the embedder settings resolve to another model now (engram model pull, config.json, ENGRAM_MODEL). */
+function modelChanged(): boolean {
+  if (settings.config.embed.provider === 'none') return false;
+  const now = resolveEmbedder(liveSettings());
+  return (now.spec ? vectorModelId(now.spec) : null) !== activeModel;
+}
+
 setInterval(() => {
   if (stopping) return;
   if (!existsSync(settings.paths.home)) return shutdown('home removed');
+  // The next hook starts a server with the new model; it re-embeds in the background and serves the old vectors
+  // until that is done (services/recall: loadModel).
+  if (busy === 0 && modelChanged()) return shutdown('the embedding model changed');
   if (lockOwner(paths.lock) !== process.pid) return shutdown('lock lost');
   if (!existsSync(paths.socket)) return shutdown('socket removed');
   if (busy === 0 && Date.now() - lastActivity > idleMs) return shutdown('idle');

@@ -80,6 +80,7 @@ export {
   createSearchEngine,
   SEARCH_MODES,
   abstainReason,
+  weakMatch,
   reciprocalRankFusion,
   passesGates,
   prerequisitesHold,
@@ -92,6 +93,8 @@ export {
   embedPending,
   embedNewEngrams,
   modelStatus,
+  embeddingStatus,
+  modelQuality,
   reindexVectors,
   TUNING,
   searchTuning,
@@ -99,6 +102,10 @@ export {
   percentile,
   BenchMemorySchema,
   BenchQuerySchema,
+  EVAL_SETS,
+  EVAL_SET_NAMES,
+  evalSetFiles,
+  tuningQueryFile,
 } from './recall/index.js';
 export type {
   SearchEngine,
@@ -118,10 +125,13 @@ export type {
   EmbedReport,
   CatchUpReport,
   ModelStatus,
+  EmbeddingStatus,
   ReindexReport,
   SearchTuning,
   RetrievalReport,
   QualityScores,
+  EvalSetName,
+  EvalSplit,
 } from './recall/index.js';
 export {
   injectAtSessionStart,

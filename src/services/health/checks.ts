@@ -7,11 +7,11 @@ import {
   openStore,
   resolveEmbedder,
   SCHEMA_VERSION,
-  vectorModelId,
   type EngramEnv,
   type Settings,
 } from '../../core/index.js';
 import { checkInstall, readBootstrapState } from '../../../scripts/install-state.mjs';
+import { embeddingStatus } from '../recall/index.js';
 import { checkClaude, checkCodex } from './agents.js';
 
 /** One line of `engram doctor`. */
@@ -130,21 +130,20 @@ function checkEmbeddings(settings: Settings): Check {
   }
   const store = openStore({ path: settings.paths.db, busyTimeoutMs: settings.config.store.busy_timeout_ms });
   try {
-    const active = store.engrams.counts().active;
-    const model = vectorModelId(choice.spec);
-    const space = store.vectors().spaces().find((candidate) => candidate.model === model);
-    const pending = space ? store.vectors().countPending(space) : active;
-    const name = model;
-    if (pending > 0) {
+    const status = embeddingStatus(store, settings);
+    const name = `${status.model} (${choice.reason}); quality: ${status.quality}`;
+    if (status.pending > 0) {
       return {
         name: 'embeddings',
         status: 'degraded',
-        detail: `${name} (${choice.reason}); ${pending} of ${active} engrams have no current vector and are found by BM25 only`,
-        fix: 'engram reindex',
+        detail: status.serving
+          ? `${name}; re-embedding ${status.vectors}/${status.total}, searching ${status.serving}'s vectors meanwhile`
+          : `${name}; ${status.pending} of ${status.total} engrams have no current vector and are found by BM25 only`,
+        fix: status.serving ? 'wait for the background server (engram status shows progress), or run engram reindex' : 'engram reindex',
       };
     }
-    const coverage = active === 0 ? 'no engrams to embed yet' : `all ${active} engrams have vectors`;
-    return { name: 'embeddings', status: 'ok', detail: `${name} (${choice.reason}); ${coverage}` };
+    const coverage = status.total === 0 ? 'no engrams to embed yet' : `all ${status.total} engrams have vectors`;
+    return { name: 'embeddings', status: 'ok', detail: `${name}; ${coverage}` };
   } finally {
     store.close();
   }

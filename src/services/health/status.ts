@@ -1,4 +1,5 @@
 import { storeSize, VERSION, type EngramCounts, type Settings, type Store } from '../../core/index.js';
+import { embeddingStatus, type EmbeddingStatus } from '../recall/index.js';
 
 /** `engram status`: what is stored and where. */
 export interface StatusReport {
@@ -9,6 +10,8 @@ export interface StatusReport {
   engrams: EngramCounts;
   sessions: { total: number; open: number; prompts: number; last_started_at: string | null };
   logs: string;
+  /** The active embedding model, its coverage, and the re-embedding under way after a model change. */
+  embeddings: EmbeddingStatus;
 }
 
 /** Reads the store's counts in one snapshot. */
@@ -33,6 +36,7 @@ export function storeStatus(store: Store, settings: Settings): StatusReport {
         last_started_at: sessions.last_started_at,
       },
       logs: settings.paths.logs,
+      embeddings: embeddingStatus(store, settings),
     };
   });
 }

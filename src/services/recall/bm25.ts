@@ -28,6 +28,8 @@ export interface Bm25Index {
   /** Real documents (without the padding tiny stores need). */
   readonly docs: number;
   search(query: string, limit: number, filter?: Bm25Filter): Bm25Hit[];
+  /** The IDF of an analysed term (a stem); a term no engram holds gets the largest IDF possible in this store. */
+  idf(term: string): number;
 }
 
 // wink refuses to consolidate fewer than 3 documents. Tiny stores get empty padding documents, which match nothing
@@ -79,10 +81,33 @@ function matches(values: Record<string, unknown>, filter: Bm25Filter | undefined
   return hasAllTags(values.f_tags as string[], filter.tags);
 }
 
+/**
+ * Token index → IDF. wink keeps the table after consolidating but does not export it, so an index loaded from a
+ * snapshot recounts document frequencies once, from its documents (one pass over the postings, on first use).
+ */
+function idfTable(engine: Bm25Engine): number[] {
+  const built = engine.getIDF();
+  if (built.length > 0) return built;
+  const df: number[] = [];
+  for (const doc of Object.values(engine.getDocs())) for (const token of Object.keys(doc.freq)) df[Number(token)] = (df[Number(token)] ?? 0) + 1;
+  const total = engine.getTotalDocs();
+  return Array.from(df, (n = 0) => Math.log((total - n + 0.5) / (n + 0.5) + TUNING.bm25Params.k));
+}
+
 function wrap(engine: Bm25Engine, state: SearchState, docs: number): Bm25Index {
+  let tokens: Record<string, number> | undefined;
+  let idfs: number[] | undefined;
+  // wink's IDF, log((N − n + 0.5) / (n + 0.5) + k), at n = 0.
+  const unseen = Math.log((engine.getTotalDocs() + 0.5) / 0.5 + TUNING.bm25Params.k);
   return {
     state,
     docs,
+    idf(term) {
+      tokens ??= engine.getTokens();
+      idfs ??= idfTable(engine);
+      const index = tokens[term];
+      return index === undefined ? unseen : (idfs[index] ?? unseen);
+    },
     search(query, limit, filter) {
       // wink calls the filter for every (term, document) pair: pass none when nothing is filtered. Padding documents
       // have no terms, so they can never be returned.
