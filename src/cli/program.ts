@@ -7,6 +7,7 @@ import { registerExplainCommands } from './commands/explain.js';
 import { registerHealthCommands } from './commands/health.js';
 import { registerHooksCommands } from './commands/hooks.js';
 import { registerLearnCommands } from './commands/learn.js';
+import { registerMcpCommands } from './commands/mcp.js';
 import { registerSearchCommands } from './commands/search.js';
 import { registerTapeCommands } from './commands/tapes.js';
 import { registerTransferCommands } from './commands/transfer.js';
@@ -73,6 +74,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   registerLearnCommands(program, action);
   registerExplainCommands(program, action);
   registerTapeCommands(program, action);
+  registerMcpCommands(program, action);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });
