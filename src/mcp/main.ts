@@ -85,10 +85,11 @@ export async function runMcp(argv: readonly string[], options: McpRunOptions): P
     context: {
       async call(method, params) {
         inFlight++;
+        const started = performance.now();
         try {
           const caller: Caller = { actor: 'agent', cwd: options.cwd, agent: agentOf(server.getClientVersion()?.name), session_id: sessionId, project };
           const { result, by } = await client.call(method, params, caller);
-          log.debug('operation answered', { method, by });
+          log.info('operation answered', { method, by, ms: Math.round(performance.now() - started) });
           return result as never;
         } finally {
           inFlight--;

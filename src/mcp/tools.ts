@@ -5,6 +5,7 @@
  * @module
  */
 import * as z from 'zod';
+import { EngramError } from '../core/index.js';
 import type {
   MergeProjectsResult,
   ObservationSearch,
@@ -234,7 +235,7 @@ const ENGRAM_TOOLS: ToolDef[] = [
     core: true,
     async run({ span, ...options }, { call }) {
       const match = /^(.+):(\d+)(?:-(\d+))?$/.exec(span.trim());
-      if (!match) throw new Error(`span must be file:start-end, e.g. src/auth.ts:42-60; got ${quote(span)}`);
+      if (!match) throw new EngramError('INVALID_INPUT', `span must be file:start-end, e.g. src/auth.ts:42-60; got ${quote(span)}`);
       const [, file, start, end] = match;
       return json(await call('engram.explain', defined({ file, start: Number(start), end: Number(end ?? start), ...options })));
     },
