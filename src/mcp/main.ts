@@ -104,14 +104,21 @@ export async function runMcp(argv: readonly string[], options: McpRunOptions): P
   });
   await server.connect(transport);
   log.info('mcp server started', { pid: process.pid, tools: tools.length, cwd: options.cwd, project });
-  // The client went away: finish what is running (each write is one transaction), then stop.
-  const stop = (): void => void server.close();
-  process.stdin.on('end', stop);
-  process.stdin.on('close', stop);
-  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, stop);
+  // The client closed stdin: answer what it already asked (each write is one transaction), then stop. A signal
+  // stops at once; a running write still finishes or rolls back whole.
+  let stopping = false;
+  const stop = async (drain: boolean): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    const deadline = Date.now() + 30_000;
+    while (drain && inFlight > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    // Let the last answers reach the transport before it closes.
+    await new Promise((resolve) => setTimeout(resolve, drain ? 20 : 0));
+    await server.close();
+  };
+  process.stdin.on('end', () => void stop(true));
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(signal, () => void stop(false));
   await closed;
-  const deadline = Date.now() + 5_000;
-  while (inFlight > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
   client.close();
   log.info('mcp server stopped', { pid: process.pid });
   return 0;
