@@ -56,6 +56,10 @@ export {
   findCodexBinary,
   listCodexHooksSync,
   DOCTOR_TIMEOUT_MS,
+  engramMcpEntry,
+  registerCodexMcp,
+  unregisterCodexMcp,
+  codexMcpEntry,
 } from './registration/index.js';
 export type {
   Agent,
@@ -74,7 +78,7 @@ export type {
   Problem,
   SettingsRegistration,
 } from './registration/index.js';
-export { storeStatus, runDoctor, checkClaude, checkCodex, CODEX_HOOK_EVENTS } from './health/index.js';
+export { storeStatus, runDoctor, checkClaude, checkCodex, checkClaudeMcp, checkCodexMcp, checkMcpStarts, CODEX_HOOK_EVENTS } from './health/index.js';
 export type { StatusReport, Check, DoctorReport, DoctorOptions } from './health/index.js';
 export {
   createSearchEngine,
