@@ -2,7 +2,17 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { claudeStatePath, type EngramEnv } from '../../core/index.js';
-import { claudePluginState, codexMcpEntry, engramMcpEntry, entryRoot, inspectClaude, inspectCodex, projectRoot } from '../registration/index.js';
+import {
+  claudePluginState,
+  codexMcpEntry,
+  codexPluginState,
+  engramMcpEntry,
+  entryRoot,
+  inspectClaude,
+  inspectCodex,
+  projectRoot,
+  readCodexConfig,
+} from '../registration/index.js';
 import type { Check } from './checks.js';
 
 /** How long doctor waits for `engram mcp` to answer initialize and tools/list. */
@@ -62,7 +72,11 @@ export function checkClaudeMcp(env: EngramEnv, options: { installRoot: string; c
 export function checkCodexMcp(env: EngramEnv, options: { installRoot: string; cwd?: string | undefined }): Check {
   const files = [join(env.codexHome, 'config.toml'), ...(options.cwd ? [join(projectRoot(options.cwd), '.codex', 'config.toml')] : [])];
   const found = files.map((file) => ({ file, entry: codexMcpEntry(file) })).filter((item) => item.entry !== undefined);
-  const fix = 'engram hooks install --agent codex   (it also writes [mcp_servers.engram] into config.toml)';
+  // A plugin install gets it from Codex's own CLI (installing the hooks from settings too would run them twice).
+  const entry = engramMcpEntry(options.installRoot);
+  const fix = codexPluginState(readCodexConfig(env).config).enabled.length
+    ? `codex mcp add engram -- ${[entry.command, ...entry.args].join(' ')}`
+    : 'engram hooks install --agent codex   (it also writes [mcp_servers.engram] into config.toml)';
   const problems = found.flatMap(({ file, entry }) => {
     const problem = rootProblem(entry as Record<string, unknown>, options.installRoot);
     return problem ? [`${file}: ${problem}`] : [];

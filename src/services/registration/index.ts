@@ -22,3 +22,4 @@ export { claudePluginState } from './claude.js';
 export { projectRoot } from './targets.js';
 export { engramMcpEntry, entryRoot, registerCodexMcp, unregisterCodexMcp, codexMcpEntry, MCP_ENV_VARS } from './mcp.js';
 export type { McpServerEntry, McpRegistration } from './mcp.js';
+export { codexPluginState, readCodexConfig } from './codex.js';
