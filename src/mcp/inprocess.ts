@@ -5,8 +5,7 @@
  * @module
  */
 import { openStore, type Logger, type Settings, type Store } from '../core/index.js';
-import { createSearchEngine, runOperation, searchTuning, type Caller, type SearchEngine } from '../services/ops/index.js';
-import { hookEnvironment } from '../hooks/environment.js';
+import { createSearchEngine, runOperation, searchTuning, workEnvironment, type Caller, type SearchEngine } from '../services/ops/index.js';
 
 /** Runs operations in this process; the store and the engine open on first use and stay open until `close`. */
 export interface InProcessRunner {
@@ -38,7 +37,7 @@ export function createInProcessRunner(settings: Settings, log: Logger): InProces
         },
         searchMode: 'bm25',
         model: null,
-        environment: (cwd, agent) => hookEnvironment(settings, cwd, agent),
+        environment: (cwd, agent) => workEnvironment(settings, cwd, agent),
         now: () => new Date(),
       });
     },

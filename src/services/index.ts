@@ -142,6 +142,7 @@ export {
   renderItem,
   sessionStartPicks,
   BLOCK_OPEN,
+  workEnvironment,
   BLOCK_CLOSE,
   INJECT,
 } from './inject/index.js';

@@ -5,6 +5,7 @@ export type { OpContext, Operation, OperationName } from './catalog.js';
 // What a surface needs to run the operations itself and to read their results (the MCP surface imports services
 // only through this module: nothing reachable from here may promote or approve).
 export { createSearchEngine, searchTuning } from '../recall/index.js';
+export { workEnvironment } from '../inject/index.js';
 export type { SearchEngine, SearchRequest, SearchResponse } from '../recall/index.js';
 export type {
   MergeProjectsResult,
