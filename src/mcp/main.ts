@@ -103,7 +103,7 @@ export async function runMcp(argv: readonly string[], options: McpRunOptions): P
     server.onclose = () => resolve();
   });
   await server.connect(transport);
-  log.info('mcp server started', { pid: process.pid, tools: tools.length, cwd: options.cwd, project });
+  log.info('mcp server started', { pid: process.pid, tools: tools.length, cwd: options.cwd, project, install: options.installRoot });
   // The client closed stdin: answer what it already asked (each write is one transaction), then stop. A signal
   // stops at once; a running write still finishes or rolls back whole.
   let stopping = false;

@@ -294,6 +294,10 @@ describe.skipIf(!existsSync(RUN_CLAUDE))('a marketplace install in the real Clau
   it("gives the model Engram's MCP tools: it searches, then saves; each result reaches it and the save is in the store", async () => {
     // The plugin's MCP server (plugin.json → .claude-plugin/plugin.json), started by Claude Code through bin/engram.
     const tool = (name: string) => `mcp__plugin_engram_engram__${name}`;
+    // The first session ran before the bootstrap finished; engram mcp still connected (with no tools), so Claude Code
+    // did not set the server aside (it skips a plugin server that failed to connect for 15 minutes).
+    const setAside = join(home, '.claude', 'mcp-needs-auth-cache.json');
+    expect(existsSync(setAside) ? JSON.parse(readFileSync(setAside, 'utf8'))['plugin:engram:engram'] : undefined).toBeUndefined();
     const [seeded] = seedEngrams(home, [{ text: 'Release builds need NODE_ENV=production or the bundle keeps its debug asserts.', category: 'build' }]) as [number];
     const run = session(
       'how do release builds work here?',
@@ -307,7 +311,8 @@ describe.skipIf(!existsSync(RUN_CLAUDE))('a marketplace install in the real Clau
     const main = requestLog(run.requests).filter((r) => r.path === '/v1/messages' && Array.isArray(r.body.tools));
     expect(main).toHaveLength(3);
     const offered = main[0]?.body.tools.map((t: { name: string }) => t.name) as string[];
-    expect(offered).toEqual(expect.arrayContaining([tool('engram_search'), tool('mem_save'), tool('engram_feedback'), tool('mem_context')]));
+    const mcpLog = () => (existsSync(join(engramHome, 'logs', 'mcp.log')) ? readFileSync(join(engramHome, 'logs', 'mcp.log'), 'utf8') : 'no mcp.log');
+    expect(offered, `${mcpLog()}\n${readFileSync(run.output, 'utf8')}`).toEqual(expect.arrayContaining([tool('engram_search'), tool('mem_save'), tool('engram_feedback'), tool('mem_context')]));
     // What each call returned is in the next request, as the tool's result.
     const results = (body: { messages: Array<{ content: unknown }> }) =>
       body.messages.flatMap((message) => (Array.isArray(message.content) ? message.content : [])).filter((block: { type?: string }) => block.type === 'tool_result');
