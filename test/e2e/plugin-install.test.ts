@@ -314,11 +314,13 @@ describe.skipIf(!existsSync(RUN_CLAUDE))('a marketplace install in the real Clau
     const mcpLog = () => (existsSync(join(engramHome, 'logs', 'mcp.log')) ? readFileSync(join(engramHome, 'logs', 'mcp.log'), 'utf8') : 'no mcp.log');
     expect(offered, `${mcpLog()}\n${readFileSync(run.output, 'utf8')}`).toEqual(expect.arrayContaining([tool('engram_search'), tool('mem_save'), tool('engram_feedback'), tool('mem_context')]));
     // What each call returned is in the next request, as the tool's result.
-    const results = (body: { messages: Array<{ content: unknown }> }) =>
-      body.messages.flatMap((message) => (Array.isArray(message.content) ? message.content : [])).filter((block: { type?: string }) => block.type === 'tool_result');
-    const searched = texts(results(main[1]?.body).at(-1));
-    expect(JSON.parse(searched.slice(searched.indexOf('{')))).toMatchObject({ abstained: null, results: [expect.objectContaining({ id: seeded })] });
-    expect(texts(results(main[2]?.body).at(-1))).toMatch(/^Memory saved: "Release flag" \(config\)\nSuggested topic_key: config\/release-flag\nID: \d+$/);
+    const lastResult = (body: { messages: Array<{ content: unknown }> }): string => {
+      const blocks = body.messages.flatMap((message) => (Array.isArray(message.content) ? message.content : []));
+      const result = blocks.filter((block: { type?: string }) => block.type === 'tool_result').at(-1) as { content: unknown };
+      return Array.isArray(result.content) ? result.content.map((part: { text?: string }) => part.text ?? '').join('') : String(result.content);
+    };
+    expect(JSON.parse(lastResult(main[1]?.body))).toMatchObject({ abstained: null, results: [expect.objectContaining({ id: seeded })] });
+    expect(lastResult(main[2]?.body)).toMatch(/^Memory saved: "Release flag" \(config\)\nSuggested topic_key: config\/release-flag\nID: \d+$/);
     expect(readFileSync(run.transcript, 'utf8')).not.toMatch(HOOK_TROUBLE);
 
     const store = openStore({ path: join(engramHome, 'engram.db'), readonly: true });
