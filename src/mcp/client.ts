@@ -16,10 +16,13 @@ import type { ServerReply } from '../server/protocol.js';
 import type { Caller } from '../services/ops/index.js';
 import type { InProcessRunner } from './inprocess.js';
 
-/** Operations that never need the store's warm state: run where the caller is (explain reads tape files). */
-const LOCAL = new Set(['engram.explain', 'obs.suggest_topic_key']);
-/** Operations that do not write: safe to answer in-process after a server that took too long. */
-const READS = new Set([
+/**
+ * Operations that never need the store's warm state: run where the caller is (explain reads tape files). Kept in
+ * step with the catalog's `local` flags by a test (importing the catalog here would load every service).
+ */
+export const LOCAL = new Set(['engram.explain', 'obs.suggest_topic_key']);
+/** Operations that do not write (the catalog's `writes: false`): safe to answer in-process after a server that took too long. */
+export const READS = new Set([
   'engram.search', 'engram.list', 'engram.status', 'engram.explain',
   'obs.get', 'obs.search', 'obs.recent', 'obs.timeline', 'obs.context', 'obs.stats', 'obs.suggest_topic_key',
   'session.recent', 'prompt.recent', 'prompt.search',

@@ -26,3 +26,13 @@ describe('the MCP surface', () => {
     expect(outside.filter((entry) => !/^\.\.\/(core\/index|services\/ops\/index|server\/(address|call|client|protocol))\.js$/.test(entry.from))).toEqual([]);
   });
 });
+
+describe('the MCP client', () => {
+  it("knows which operations are local and which only read, as the catalog says", async () => {
+    const { LOCAL, READS } = await import('../../src/mcp/client.js');
+    const { OPERATIONS } = await import('../../src/services/ops/index.js');
+    const entries = Object.entries(OPERATIONS) as Array<[string, { writes: boolean; local?: boolean }]>;
+    expect([...LOCAL].sort()).toEqual(entries.filter(([, op]) => op.local).map(([name]) => name).sort());
+    expect([...READS].sort()).toEqual(entries.filter(([, op]) => !op.writes).map(([name]) => name).sort());
+  });
+});

@@ -61,8 +61,6 @@ import type { SearchMode, SearchRequest, SearchResponse } from '../recall/index.
 import { explainInFolder } from '../tape/index.js';
 import type { Caller } from './caller.js';
 
-
-
 /** What an operation runs with: the warm server's parts, or a surface's own when it answers in-process. */
 export interface OpContext {
   store: Store;
