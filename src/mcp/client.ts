@@ -39,7 +39,8 @@ const RETRY_START_MS = 30_000;
 export type AnsweredBy = 'server' | 'in-process' | 'local';
 
 export interface OpsClient {
-  call(method: string, params: unknown, caller: Caller): Promise<{ result: unknown; by: AnsweredBy }>;
+  /** The result, who answered, and (from the server) how long the operation itself took there. */
+  call(method: string, params: unknown, caller: Caller): Promise<{ result: unknown; by: AnsweredBy; serverMs?: number }>;
   close(): void;
 }
 
@@ -115,7 +116,7 @@ export function createOpsClient(options: OpsClientOptions): OpsClient {
       }
       if (reply.op !== 'call') throw new EngramError('INTERNAL', `unexpected answer from the Engram server (${reply.op})`);
       if ('error' in reply) throw new EngramError(reply.error.code as ErrorCode, reply.error.message);
-      return { result: reply.result, by: 'server' };
+      return { result: reply.result, by: 'server', serverMs: reply.ms };
     },
     close() {
       void runner?.then((loaded) => loaded.close()).catch(() => {});
