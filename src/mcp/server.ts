@@ -49,7 +49,10 @@ export function createMcpServer(options: McpServerOptions): Server {
     { name: 'engram', version: VERSION },
     { capabilities: { tools: {} }, instructions: instructions(new Set(byName.keys())) },
   );
-  const listed = tools.map((tool) => ({
+  // Built on the first tools/list, not before initialize is answered: turning 25 zod schemas into JSON Schema is
+  // the one noticeable cost of starting.
+  let listed: unknown[] | undefined;
+  const list = () => (listed ??= tools.map((tool) => ({
     name: tool.name,
     title: tool.annotations.title,
     description: tool.description,
@@ -58,8 +61,8 @@ export function createMcpServer(options: McpServerOptions): Server {
     // Core tools stay loaded in clients that defer tools (Claude Code reads the _meta key); the rest carry the Go
     // engram's defer_loading flag, so clients that read it may load them on demand.
     ...(tool.core ? { _meta: ALWAYS_LOAD } : { defer_loading: true }),
-  }));
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
+  })));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: list() }) as never);
   server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult> => {
     const tool = byName.get(request.params.name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Tool ${request.params.name} not found`);
