@@ -42,10 +42,13 @@ export interface CliContext {
   close(): void;
 }
 
-/** The install folder of the running bundle: dist/cli.mjs → one level up; src/cli/context.ts (tests) → two. */
+/**
+ * The install folder of the running bundle: dist/ → one level up, dist/chunks/ (where the bundler puts the code the
+ * CLI loads on demand) → two, src/cli/context.ts (tests) → two.
+ */
 function defaultInstallRoot(): string {
   const here = dirname(fileURLToPath(import.meta.url));
-  return here.endsWith('/src/cli') ? dirname(dirname(here)) : dirname(here);
+  return here.endsWith('/src/cli') || here.endsWith('/dist/chunks') ? dirname(dirname(here)) : dirname(here);
 }
 
 /** Creates the context for one CLI run. */

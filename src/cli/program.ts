@@ -8,6 +8,7 @@ import { registerExplainCommands } from './commands/explain.js';
 import { registerHealthCommands } from './commands/health.js';
 import { registerHooksCommands } from './commands/hooks.js';
 import { registerLearnCommands } from './commands/learn.js';
+import { registerMcpCommands } from './commands/mcp.js';
 import { registerSearchCommands } from './commands/search.js';
 import { registerTapeCommands } from './commands/tapes.js';
 import { registerTransferCommands } from './commands/transfer.js';
@@ -75,6 +76,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   registerExplainCommands(program, action);
   registerTapeCommands(program, action);
   registerDocsCommands(program, action);
+  registerMcpCommands(program, action);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

@@ -61,6 +61,11 @@ export const EngramSchema = z.strictObject({
   prerequisites: PrerequisitesSchema.nullable(),
   source: SourceSchema,
   source_sessions: z.array(z.string()),
+  /**
+   * The session it was saved in (the Go engram's observation session, e.g. `manual-save-shop`), or null. Optional in
+   * the type so exports written before it existed still parse; the store always returns it.
+   */
+  session_id: z.string().nullable().optional(),
   tool_name: z.string().nullable(),
   occurrence_count: z.number().int().min(0),
   times_matched: z.number().int().min(0),

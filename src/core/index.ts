@@ -154,3 +154,4 @@ export { LLM_PROVIDERS } from './config.js';
 export type { LlmProviderSetting } from './config.js';
 export type { LlmUsageRepo, LlmUsageTotals } from './store/index.js';
 export type { ExtractionRepo, ExtractionState } from './store/index.js';
+export type { ObservationRepo, ObservationStats, ProjectRename, SessionWithCount } from './store/index.js';

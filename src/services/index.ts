@@ -56,6 +56,10 @@ export {
   findCodexBinary,
   listCodexHooksSync,
   DOCTOR_TIMEOUT_MS,
+  engramMcpEntry,
+  registerCodexMcp,
+  unregisterCodexMcp,
+  codexMcpEntry,
 } from './registration/index.js';
 export type {
   Agent,
@@ -74,7 +78,7 @@ export type {
   Problem,
   SettingsRegistration,
 } from './registration/index.js';
-export { storeStatus, runDoctor, checkClaude, checkCodex, CODEX_HOOK_EVENTS } from './health/index.js';
+export { storeStatus, runDoctor, checkClaude, checkCodex, checkClaudeMcp, checkCodexMcp, checkMcpStarts, CODEX_HOOK_EVENTS } from './health/index.js';
 export type { StatusReport, Check, DoctorReport, DoctorOptions } from './health/index.js';
 export {
   createSearchEngine,
@@ -148,6 +152,7 @@ export {
   renderItem,
   sessionStartPicks,
   BLOCK_OPEN,
+  workEnvironment,
   BLOCK_CLOSE,
   INJECT,
 } from './inject/index.js';
@@ -282,3 +287,48 @@ export type {
   AgentFactory,
   KnowledgeEnv,
 } from './knowledge/index.js';
+export {
+  DEDUPE_WINDOW_MINUTES,
+  goProjectKey,
+  goScope,
+  goTopicKey,
+  defaultSessionId,
+  suggestTopicKey,
+  extractLearnings,
+  observationView,
+  canonicalProject,
+  migrateProject,
+  mergeProjects,
+  saveObservation,
+  updateObservation,
+  deleteObservation,
+  capturePassive,
+  startSession,
+  endSession,
+  saveSessionSummary,
+  savePrompt,
+  recentSessions,
+  recentPrompts,
+  searchPrompts,
+  getObservation,
+  recentObservations,
+  timeline,
+  formatContext,
+  observationStats,
+  searchObservations,
+} from './observations/index.js';
+export type {
+  ObservationView,
+  Actor,
+  WriteContext,
+  SaveObservationInput,
+  SaveObservationResult,
+  PassiveCaptureResult,
+  TimelineResult,
+  ObservationHit,
+  ObservationSearch,
+  MigrateProjectResult,
+  MergeProjectsResult,
+} from './observations/index.js';
+export { OPERATIONS, OPERATION_NAMES, CallerSchema, operation, runOperation } from './ops/index.js';
+export type { Caller, OpContext, Operation, OperationName } from './ops/index.js';

@@ -18,6 +18,7 @@ interface EngramRow {
   prerequisites: string | null;
   source: Source;
   source_sessions: string;
+  session_id: string | null;
   tool_name: string | null;
   occurrence_count: number;
   times_matched: number;
@@ -38,6 +39,11 @@ interface EngramRow {
   deleted_at: string | null;
 }
 
+/** An engram row as read by SQLite, as an engram (JSON columns parsed, flags as booleans). */
+export function engramFromRow(row: unknown): Engram {
+  return fromRow(row as EngramRow);
+}
+
 function fromRow(row: EngramRow): Engram {
   return {
     id: row.id,
@@ -51,6 +57,7 @@ function fromRow(row: EngramRow): Engram {
     prerequisites: row.prerequisites === null ? null : (JSON.parse(row.prerequisites) as Prerequisites),
     source: row.source,
     source_sessions: JSON.parse(row.source_sessions) as string[],
+    session_id: row.session_id,
     tool_name: row.tool_name,
     occurrence_count: row.occurrence_count,
     times_matched: row.times_matched,

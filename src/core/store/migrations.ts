@@ -300,6 +300,34 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX session_extractions_status ON session_extractions (status);
     `,
   },
+  {
+    version: 10,
+    name: 'observations',
+    sql: `
+      -- The Go engram's observations are engrams (one store). An observation belongs to the session it was saved in
+      -- (mem_save's default is manual-save-<project>); timeline and context group by it. No foreign key: the column is
+      -- a grouping key, and an import may bring engrams without the sessions they were saved in.
+      ALTER TABLE engrams ADD COLUMN session_id TEXT;
+      CREATE INDEX engrams_session ON engrams (session_id, id) WHERE session_id IS NOT NULL;
+      -- Recent observations (context, /observations/recent) and the dedup window read by creation time.
+      CREATE INDEX engrams_created ON engrams (created_at);
+
+      -- Prompt search (the Go engram's prompts_fts): external-content FTS5 over user_prompts, kept by triggers so no
+      -- writer can forget it.
+      CREATE VIRTUAL TABLE user_prompts_fts USING fts5 (content, project, content = 'user_prompts', content_rowid = 'id');
+      CREATE TRIGGER user_prompts_fts_insert AFTER INSERT ON user_prompts BEGIN
+        INSERT INTO user_prompts_fts (rowid, content, project) VALUES (new.id, new.content, new.project);
+      END;
+      CREATE TRIGGER user_prompts_fts_delete AFTER DELETE ON user_prompts BEGIN
+        INSERT INTO user_prompts_fts (user_prompts_fts, rowid, content, project) VALUES ('delete', old.id, old.content, old.project);
+      END;
+      CREATE TRIGGER user_prompts_fts_update AFTER UPDATE ON user_prompts BEGIN
+        INSERT INTO user_prompts_fts (user_prompts_fts, rowid, content, project) VALUES ('delete', old.id, old.content, old.project);
+        INSERT INTO user_prompts_fts (rowid, content, project) VALUES (new.id, new.content, new.project);
+      END;
+      INSERT INTO user_prompts_fts (user_prompts_fts) VALUES ('rebuild');
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -42,7 +42,7 @@ describe('exportEngrams', () => {
     const first = JSON.parse(lines[0] as string);
     expect(Object.keys(first)).toEqual([
       'id', 'uid', 'kind', 'title', 'text', 'content', 'category', 'tags', 'prerequisites', 'source', 'source_sessions',
-      'tool_name', 'occurrence_count', 'times_matched', 'last_matched_at', 'pinned', 'auto_pinned', 'deprecated',
+      'session_id', 'tool_name', 'occurrence_count', 'times_matched', 'last_matched_at', 'pinned', 'auto_pinned', 'deprecated',
       'deprecated_reason', 'project', 'scope', 'topic_key', 'content_hash', 'revision_count', 'duplicate_count',
       'created_at', 'updated_at', 'last_seen_at', 'deleted_at', 'stats',
     ]);
