@@ -57,6 +57,7 @@ import {
   UpdateObservationSchema,
   type WriteContext,
 } from '../observations/index.js';
+import { exportGoData, GoExportInSchema, importGoData } from '../goengram/index.js';
 import type { SearchMode, SearchRequest, SearchResponse } from '../recall/index.js';
 import { explainInFolder } from '../tape/index.js';
 import type { Caller } from './caller.js';
@@ -91,7 +92,7 @@ const op = <I, O>(definition: Operation<I, O>): Operation<I, O> => definition;
 const writeContext = (context: OpContext): WriteContext => ({
   actor: context.caller.actor,
   defaultProject: context.caller.project,
-  directory: context.caller.cwd,
+  directory: context.caller.cwd || null,
   now: () => context.now(),
 });
 
@@ -353,6 +354,22 @@ export const OPERATIONS = {
     input: z.strictObject({ project: z.string().optional(), limit: z.number().int().optional() }),
     writes: false,
     run: (context, input) => recentPrompts(context.store, input),
+  }),
+  // Moving in from the Go engram (`GET /export`, `POST /import`): its export shape out and in.
+  'go.export': op({
+    input: z.strictObject({ project: z.string().optional() }),
+    writes: false,
+    run: (context, input) => exportGoData(context.store, { ...(input.project ? { project: input.project } : {}), now: () => context.now() }),
+  }),
+  'go.import': op({
+    input: z.strictObject({ data: z.unknown() }),
+    writes: true,
+    run(context, input) {
+      const parsed = GoExportInSchema.safeParse(input.data);
+      if (!parsed.success) throw new EngramError('INVALID_INPUT', `not a Go engram export: ${formatIssues(parsed.error)}`);
+      // An import is its own actor whoever sends it: issue 15 records what it brings as learned by `import`.
+      return importGoData(context.store, parsed.data, { actor: 'import', now: () => context.now() });
+    },
   }),
   'prompt.search': op({
     input: z.strictObject({ q: z.string(), project: z.string().optional(), limit: z.number().int().optional() }),

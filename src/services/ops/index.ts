@@ -6,6 +6,9 @@ export type { OpContext, Operation, OperationName } from './catalog.js';
 // only through this module: nothing reachable from here may promote or approve).
 export { createSearchEngine, searchTuning } from '../recall/index.js';
 export { workEnvironment } from '../inject/index.js';
+// The Go engram's wire shapes, for the HTTP surface.
+export { goObservation, goPrompt, goSearchResults, goSessionSummary, goTimeline } from '../goengram/index.js';
+export type { GoExport, GoImportReport, GoObservation } from '../goengram/index.js';
 export type { SearchEngine, SearchRequest, SearchResponse } from '../recall/index.js';
 export type {
   MergeProjectsResult,
@@ -13,6 +16,7 @@ export type {
   ObservationSearch,
   ObservationView,
   PassiveCaptureResult,
+  MigrateProjectResult,
   SaveObservationResult,
   TimelineResult,
 } from '../observations/index.js';
