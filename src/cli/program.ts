@@ -10,6 +10,8 @@ import { registerHooksCommands } from './commands/hooks.js';
 import { registerLearnCommands } from './commands/learn.js';
 import { registerMcpCommands } from './commands/mcp.js';
 import { registerSearchCommands } from './commands/search.js';
+import { registerServeCommands } from './commands/serve.js';
+import { registerSyncCommands } from './commands/sync.js';
 import { registerTapeCommands } from './commands/tapes.js';
 import { registerTransferCommands } from './commands/transfer.js';
 import { registerWorkspaceCommands } from './commands/workspace.js';
@@ -77,6 +79,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   registerTapeCommands(program, action);
   registerDocsCommands(program, action);
   registerMcpCommands(program, action);
+  registerServeCommands(program, action);
+  registerSyncCommands(program, action);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

@@ -32,6 +32,15 @@ export type {
 } from './memory/index.js';
 export { exportEngrams, exportLine, ExportLineSchema, importEngrams } from './transfer/index.js';
 export type { ExportLine, ExportOptions, ImportReport, ImportOptions, LineError } from './transfer/index.js';
+export {
+  exportGoData,
+  GO_DB_MAX_BYTES,
+  GoExportInSchema,
+  importGoData,
+  locateGoSource,
+  readGoDatabase,
+} from './goengram/index.js';
+export type { GoExportIn, GoImportReport, GoSource } from './goengram/index.js';
 export { initRepo, installGitHooks, uninstallGitHooks, gitHooksStatus } from './workspace/index.js';
 export type { InitResult, GitHookName, GitHookReport, GitHooksResult } from './workspace/index.js';
 export {

@@ -22,7 +22,7 @@ export interface TestApi {
   home: string;
   fetch(path: string, init?: RequestInit): Promise<Response>;
   /** fetch, then the JSON body with the status. */
-  json(path: string, init?: RequestInit & { body?: string }): Promise<{ status: number; body: any; headers: Headers }>;
+  json(path: string, init?: RequestInit): Promise<{ status: number; body: any; headers: Headers }>;
 }
 
 export async function startApi(options: { store?: Store; token?: string; timeoutMs?: number; host?: string } = {}): Promise<TestApi> {

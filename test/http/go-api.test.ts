@@ -243,7 +243,7 @@ describe('export, import, projects, sync status', () => {
     await api.json('/prompts', send('POST', { session_id: 'sess-1', content: 'a prompt' }));
     const response = await api.fetch('/export');
     expect(response.headers.get('content-disposition')).toBe('attachment; filename=engram-export.json');
-    const data = await response.json();
+    const data = (await response.json()) as any;
     expect(data).toMatchObject({ version: '0.1.0', sessions: [{ id: 'sess-1' }], prompts: [{ content: 'a prompt' }] });
     expect(data.exported_at).toMatch(GO_TIME);
     expect(data.observations.map((o: any) => [o.id, o.title, o.deleted_at !== undefined])).toEqual([[kept, 'Kept', false], [gone, 'Gone', true]]);

@@ -1,0 +1,1 @@
+export function registerSyncCommands(_p: unknown, _a: unknown): void {}
