@@ -3,7 +3,7 @@
  * store, in one transaction, idempotently (records are matched by their sync id, which becomes our uid).
  * @module
  */
-import type { Store } from '../../core/index.js';
+import type { NewEngram, Store } from '../../core/index.js';
 import type { Actor } from '../observations/index.js';
 import { engramFromGo, ensureSession, observationSyncId, promptFromGo } from './records.js';
 import type { GoExportIn } from './schema.js';
@@ -54,6 +54,8 @@ export function importGoData(store: Store, data: GoExportIn, options: GoImportOp
       if (session.id.trim() === '') continue;
       if (ensureSession(store, session, { now })) report.sessions_imported++;
     }
+    // Rows whose Go id is free here go first, so a row given a new id never takes the id another row keeps.
+    const collided: Array<{ obs: (typeof data.observations)[number]; fields: Omit<NewEngram, 'id' | 'uid'>; uid: string }> = [];
     for (const obs of data.observations) {
       const fields = engramFromGo(store, obs, { now });
       if ('reason' in fields) {
@@ -72,10 +74,17 @@ export function importGoData(store: Store, data: GoExportIn, options: GoImportOp
         }
         continue;
       }
-      const goId = obs.id ?? undefined;
-      const free = goId !== undefined && goId > 0 && store.engrams.get(goId) === undefined;
-      const engram = store.engrams.insert({ ...fields, uid, ...(free ? { id: goId } : {}) });
-      if (goId !== undefined && goId > 0 && engram.id !== goId) report.renumbered.push({ go_id: goId, id: engram.id });
+      const goId = obs.id ?? 0;
+      if (goId > 0 && store.engrams.get(goId) !== undefined) {
+        collided.push({ obs, fields, uid });
+        continue;
+      }
+      store.engrams.insert({ ...fields, uid, ...(goId > 0 ? { id: goId } : {}) });
+      report.observations_imported++;
+    }
+    for (const { obs, fields, uid } of collided) {
+      const engram = store.engrams.insert({ ...fields, uid });
+      report.renumbered.push({ go_id: obs.id ?? 0, id: engram.id });
       report.observations_imported++;
     }
     for (const prompt of data.prompts) {

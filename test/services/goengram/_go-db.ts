@@ -68,6 +68,9 @@ CREATE INDEX idx_obs_deleted  ON observations(deleted_at);
 CREATE INDEX idx_prompts_session ON user_prompts(session_id);
 `;
 
+/** Rows of a Go database, column → value. */
+export type GoRows = { sessions: Array<Record<string, unknown>>; observations: Array<Record<string, unknown>>; prompts: Array<Record<string, unknown>> };
+
 /** The rows a test Go database holds (ids chosen to leave gaps, as deletes do). */
 export const GO_ROWS = {
   sessions: [
@@ -88,7 +91,7 @@ export const GO_ROWS = {
 };
 
 /** Writes a Go engram database with {@link GO_ROWS} into `dir` and returns its path. */
-export function goDatabase(dir: string, name = 'engram.db', rows = GO_ROWS): string {
+export function goDatabase(dir: string, name = 'engram.db', rows: GoRows = GO_ROWS): string {
   const path = join(dir, name);
   const Database = loadSqlite();
   const db = new Database(path);
