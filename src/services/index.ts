@@ -16,6 +16,7 @@ export {
   deprecateEngram,
   pinEngram,
   deleteEngram,
+  learnedByOf,
 } from './memory/index.js';
 export type {
   EngramDraft,
@@ -29,7 +30,53 @@ export type {
   EngramPatch,
   EditResult,
   DeleteResult,
+  ChangeOptions,
+  ConflictSummary,
 } from './memory/index.js';
+// Review foundations every surface may use (policy, audit log, conflicts, freshness). The gate that approves, rejects,
+// forgets and undoes is services/gate/, deliberately not exported here (docs/GOVERNANCE.md, test/services/gate).
+export {
+  governancePolicy,
+  classifyTier,
+  admit,
+  freshness,
+  isStale,
+  staleAfter,
+  injectable,
+  DEFAULT_TIERS,
+  DEFAULT_DECAY,
+  ACTOR_KINDS,
+  CLI_USER,
+  API_USER,
+  listAudit,
+  entryByToken,
+  undoneBy,
+  syncJournal,
+  verifyJournal,
+  journalPath,
+  compareTexts,
+  findConflicts,
+  llmVerdicts,
+  sourcesOf,
+} from './governance/index.js';
+export type {
+  Actor,
+  ActorKind,
+  AuditEntry,
+  AuditQuery,
+  RowChange,
+  GovernancePolicy,
+  Freshness,
+  Tier,
+  TierVerdict,
+  Admission,
+  ConflictVerdict,
+  FoundConflict,
+  JournalReport,
+  JournalSync,
+  EngramSource,
+  StoredSource,
+} from './governance/index.js';
 export { exportEngrams, exportLine, ExportLineSchema, importEngrams } from './transfer/index.js';
 export type { ExportLine, ExportOptions, ImportReport, ImportOptions, LineError } from './transfer/index.js';
 export { initRepo, installGitHooks, uninstallGitHooks, gitHooksStatus } from './workspace/index.js';

@@ -1,6 +1,7 @@
 import type { Agent, Store } from '../../core/index.js';
 import { ensureSession } from '../capture/activity.js';
 import type { SessionContext } from '../capture/sessions.js';
+import { freshness, governancePolicy, type GovernancePolicy } from '../governance/index.js';
 import type { SearchEnvironment, SearchMode, SearchRequest, SearchResponse } from '../recall/index.js';
 import { chooseHits, withoutGenericWords } from './choose.js';
 import { renderBlock } from './render.js';
@@ -27,6 +28,8 @@ export interface InjectDeps {
   answeredBy: string;
   limits: InjectLimits;
   now(): Date;
+  /** config.json `governance`: each kind's decay, for leaving stale engrams out. @default the built-in policy */
+  governance?: GovernancePolicy;
 }
 
 /** The environment a hook runs in, as injection needs it. */
@@ -93,7 +96,7 @@ export function injectAtSessionStart(deps: InjectDeps, session: SessionContext, 
       store.activity.nextContextEpoch(session.sessionId);
     });
   }
-  const picks = sessionStartPicks(store, env);
+  const picks = sessionStartPicks(store, env, freshness(deps.governance ?? governancePolicy(), deps.now()));
   const shown = store.activity.shownInContext(session.sessionId);
   const fresh = picks.filter((pick) => !shown.has(pick.engram.id));
   if (fresh.length === 0) return null;
@@ -138,6 +141,9 @@ export async function injectForQuery(
     topK: INJECT.candidates,
     environment: env,
     scope: { project: env.repo ?? '', includePersonal: true },
+    // Only what may be injected: active, fresh or pinned, code not gone (services/governance `injectable`).
+    statuses: ['active'],
+    injection: freshness(deps.governance ?? governancePolicy(), deps.now()),
   });
   if (response.abstained || response.results.length === 0) return null;
   const chosen = chooseHits(response.results, request.query, {
