@@ -11,7 +11,17 @@ import { createServer, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLlmClient, createLogger, loadSettingsLeniently, openStore, readEnv, resolveEmbedder, VERSION, type Embedder, type Store } from '../core/index.js';
-import { createSearchEngine, embedPending, queueAbandonedSessions, runPendingJobs, searchTuning, type RecordedSources, type SearchEngine } from '../services/index.js';
+import {
+  createSearchEngine,
+  embedPending,
+  governancePolicy,
+  queueAbandonedSessions,
+  runPendingJobs,
+  searchTuning,
+  syncJournal,
+  type RecordedSources,
+  type SearchEngine,
+} from '../services/index.js';
 import { handleHookCall } from '../hooks/dispatch.js';
 import { hookEnvironment } from '../hooks/environment.js';
 import type { HookRuntime } from '../hooks/events.js';
@@ -76,6 +86,7 @@ if (process.argv.includes('--drain')) {
       env: settings.env,
       recordTapes: settings.config.tapes.record,
       recordFile,
+      governance: governancePolicy(settings.config),
     });
     log.info('drained jobs', result);
     drainStore.close();
@@ -107,6 +118,8 @@ try {
   process.exit(0);
 }
 const store = openedStore;
+// Audit rows committed by a process that died before appending them to audit.jsonl are appended now.
+syncJournal(store);
 const choice = settings.config.embed.provider === 'none' ? null : resolveEmbedder(settings);
 const engine: SearchEngine = createSearchEngine(store, {
   embedder: choice,
@@ -184,6 +197,7 @@ function scheduleJobs(): void {
           env: settings.env,
           recordTapes: liveSettings().config.tapes.record,
           recordFile,
+          governance: governancePolicy(liveSettings().config),
           ...(loaded ? { embedPending: async () => (await embedPending(store, loaded)).embedded } : {}),
         });
       } catch (error) {
