@@ -10,6 +10,11 @@ import { EngramError } from './errors.js';
  * Used for every file Engram writes outside SQLite that a person or an agent reads (context files, exports).
  */
 export function writeFileAtomic(path: string, data: string | Uint8Array, options: { mode?: number } = {}): void {
+  writeFileAtomicWith(path, (write) => write(data), options);
+}
+
+/** {@link writeFileAtomic} for content produced in pieces (an export of a large store): `produce` calls `write`. */
+export function writeFileAtomicWith<T>(path: string, produce: (write: (data: string | Uint8Array) => void) => T, options: { mode?: number } = {}): T {
   const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   let mode = options.mode;
   if (mode === undefined) {
@@ -19,12 +24,15 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, options
       mode = 0o644;
     }
   }
+  let result: T;
   try {
     const fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, mode);
     try {
-      const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-      let written = 0;
-      while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
+      result = produce((data) => {
+        const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+        let written = 0;
+        while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
+      });
       fsyncSync(fd);
     } finally {
       closeSync(fd);
@@ -32,9 +40,11 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, options
     renameSync(temporary, path);
   } catch (error) {
     rmSync(temporary, { force: true });
+    if (error instanceof EngramError) throw error;
     throw new EngramError('IO', `could not write ${path}: ${(error as Error).message}`, { cause: error });
   }
   syncFolder(dirname(path));
+  return result;
 }
 
 /** Flushes a folder's entries (a rename) to disk; some filesystems refuse to open a folder, which is harmless. */

@@ -31,7 +31,7 @@ export {
   BUILTIN_REMOTE_PATTERNS,
 } from './environment/index.js';
 export type { DetectedEnvironment, EnvironmentAgent, EnvironmentOptions, TagRules } from './environment/index.js';
-export { writeFileAtomic, syncFolder } from './atomic-file.js';
+export { writeFileAtomic, writeFileAtomicWith, syncFolder } from './atomic-file.js';
 export {
   EngramSchema,
   EngramStatsSchema,

@@ -289,7 +289,7 @@ export type {
 } from './tape/index.js';
 export { reviewQueue, listConflicts, conflictsOf, engramHistory, NEAR_DUPLICATE_OVERLAP } from './review/index.js';
 export type { ReviewItem, ReviewQueue, ReviewReason, ReviewOptions, ConflictView, HistoryStep } from './review/index.js';
-export { whyEngram, checkLiveness, momentSource, loadTapes } from './provenance/index.js';
+export { whyEngram, checkLiveness, momentSource, loadTapes, tapesOfSession } from './provenance/index.js';
 export type { WhyReport, WhySource, MomentEvent, LivenessReport, Death } from './provenance/index.js';
 export { recallContextText, syncContext, disableContext, contextFilesOf, BLOCK_BEGIN, BLOCK_END } from './context/index.js';
 export type { ContextText, ContextOptions, ContextSyncReport, FileSync } from './context/index.js';

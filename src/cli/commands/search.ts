@@ -19,7 +19,7 @@ import {
   type SearchResponse,
   type RetrievalReport,
 } from '../../services/index.js';
-import { integerOption, numberOption, readInputFile } from '../_args.js';
+import { integerOption, numberOption, parseStatuses, readInputFile } from '../_args.js';
 import { progressBar } from '../progress.js';
 import type { Action } from '../program.js';
 
@@ -30,7 +30,8 @@ function renderSearch(response: SearchResponse): string {
   if (response.abstained) return `nothing searched: the query has no content words (${response.abstained})`;
   const lines = response.results.map((hit) => {
     const ranks = `bm25 ${hit.ranks.bm25 ?? '–'} · vector ${hit.ranks.vector ?? '–'}`;
-    return `#${hit.id}  ${hit.score.toFixed(3)}  (${ranks})  [${hit.engram.category}] ${hit.engram.text}`;
+    const state = hit.engram.status === 'active' ? '' : ` (${hit.engram.status})`;
+    return `#${hit.id}  ${hit.score.toFixed(3)}  (${ranks})  [${hit.engram.category}]${state} ${hit.engram.text}`;
   });
   const footer = [
     `${response.results.length} result(s), ${response.mode}${response.model ? ` with ${response.model}` : ''}, ${response.timings.total_ms} ms`,
@@ -66,12 +67,13 @@ export function registerSearchCommands(program: Command, action: Action): void {
     .option('--tags <list>', 'only engrams with all of these tags')
     .option('--project <name>', "search as if working in this project: its engrams plus personal ones")
     .option('--env-tags <list>', 'environment tags for tag-relevance adjustment')
+    .option('--status <list>', 'review states to find (default active): pending, active, rejected, deprecated or all')
     .action(
       action(
         async (
           context,
           query: string,
-          flags: { topK?: number; mode: SearchMode; category?: string; tags?: string; project?: string; envTags?: string },
+          flags: { topK?: number; mode: SearchMode; category?: string; tags?: string; project?: string; envTags?: string; status?: string },
         ) => {
           if (flags.topK !== undefined && flags.topK > 100) throw new EngramError('USAGE', '--top-k must be at most 100');
           const repo = findRepo(context.io.cwd);
@@ -83,6 +85,7 @@ export function registerSearchCommands(program: Command, action: Action): void {
             ...(flags.category !== undefined ? { category: normalizeCategory(flags.category) } : {}),
             ...(flags.tags !== undefined ? { tags: normalizeTags(flags.tags) } : {}),
             ...(flags.project !== undefined ? { scope: { project: flags.project, includePersonal: true } } : {}),
+            ...(flags.status !== undefined ? { statuses: parseStatuses(flags.status) } : {}),
             environment: {
               os: currentOs(),
               cwd: context.io.cwd,

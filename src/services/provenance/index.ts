@@ -3,7 +3,7 @@
  * liveness of the code an engram names, from the tape index's lineage and tombstones.
  * @module
  */
-export { findMoment, momentSource, loadTapes, codeNames, namesCode, eventText, MOMENT } from './moment.js';
+export { findMoment, momentSource, loadTapes, tapesOfSession, codeNames, namesCode, eventText, MOMENT } from './moment.js';
 export { whyEngram, describeEvent } from './why.js';
 export type { WhyReport, WhySource, MomentEvent } from './why.js';
 export { checkLiveness, spanLiveness, DEAD_SHARE } from './liveness.js';

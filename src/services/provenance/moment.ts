@@ -118,3 +118,17 @@ export function loadTapes(cwd: string, home: string, ids: readonly string[]): Lo
   }
   return tapes;
 }
+
+/** The tapes of one session in a folder's tape location (for `engram extract`, which has no list of tape ids). */
+export function tapesOfSession(cwd: string, home: string, sessionId: string): LoadedTape[] {
+  const tapes: LoadedTape[] = [];
+  for (const file of listTapes(tapeLocation(cwd, home).tapes_dir)) {
+    try {
+      const tape = readTape(file.path);
+      if (tape.events[0]?.source.session_id === sessionId) tapes.push(tape);
+    } catch {
+      // A damaged tape gives no provenance.
+    }
+  }
+  return tapes;
+}
