@@ -12,7 +12,7 @@ export function renderEngram(engram: Engram): string {
     engram.liveness === 'gone' ? 'code gone' : engram.liveness === 'kept' ? 'code gone, kept' : '',
     engram.deleted_at ? `deleted ${engram.deleted_at}` : '',
     engram.topic_key ? `topic: ${engram.topic_key}` : '',
-    `learned by ${engram.learned_by}`,
+    `source: ${engram.source}`,
   ].filter(Boolean);
   const title = engram.title ? `${engram.title}\n  ` : '';
   return `#${engram.id} [${engram.category}] ${title}${engram.text}\n  ${facts.join(' · ')}`;
