@@ -90,6 +90,12 @@ function operation(store: Store, entry: AuditEntry): AuditEntry[] {
   return all;
 }
 
+/** True when an entry's change stands: it was never undone, or its undo was itself undone (a redo). */
+function effective(store: Store, seq: number): boolean {
+  const undo = undoneBy(store, seq);
+  return !undo || !effective(store, undo.seq);
+}
+
 /** Later effective entries that changed the same rows (same columns, or the row's existence). */
 function dependents(store: Store, entries: readonly AuditEntry[]): AuditEntry[] {
   const mine = new Set(entries.map((entry) => entry.seq));
@@ -101,8 +107,9 @@ function dependents(store: Store, entries: readonly AuditEntry[]): AuditEntry[] 
   for (let seq = last + 1; ; seq++) {
     const later = entryBySeq(store, seq);
     if (!later) break;
-    if (mine.has(seq) || undoneBy(store, seq)) continue;
-    if (later.undoes !== null && mine.has(later.undoes)) continue;
+    if (mine.has(seq) || !effective(store, seq)) continue;
+    // An undo of a later operation put things back as that operation found them: together they changed nothing.
+    if (later.undoes !== null && (mine.has(later.undoes) || later.undoes > last)) continue;
     const hits = later.changes.some((change) => {
       const ours = touched.get(keyOf(change));
       if (!ours) return false;
@@ -205,7 +212,7 @@ export function undoOperation(store: Store, token?: string, options: GateOptions
       const entries = operation(store, target);
       for (const item of entries) {
         const done = undoneBy(store, item.seq);
-        if (done) throw new EngramError('INVALID_INPUT', `${describe(item)} was already undone by ${done.token} at ${done.at}`);
+        if (done) throw new EngramError('INVALID_INPUT', `${describe(item)} was already undone by ${done.token} at ${done.at}${effective(store, done.seq) ? '' : ' (and that undo was undone: undo it again to redo)'}`);
       }
       const later = dependents(store, entries);
       if (later.length) {
