@@ -212,7 +212,12 @@ export function undoOperation(store: Store, token?: string, options: GateOptions
       const entries = operation(store, target);
       for (const item of entries) {
         const done = undoneBy(store, item.seq);
-        if (done) throw new EngramError('INVALID_INPUT', `${describe(item)} was already undone by ${done.token} at ${done.at}${effective(store, done.seq) ? '' : ' (and that undo was undone: undo it again to redo)'}`);
+        if (!done) continue;
+        const redo = effective(store, done.seq) ? undefined : undoneBy(store, done.seq);
+        throw new EngramError(
+          'INVALID_INPUT',
+          `${describe(item)} was already undone by ${done.token} at ${done.at}${redo ? `, then redone by ${redo.token}: undo ${redo.token} instead` : ''}`,
+        );
       }
       const later = dependents(store, entries);
       if (later.length) {
