@@ -39,31 +39,51 @@ interface Node {
 const hashes = (db: Database, table: 'span_fingerprints' | 'tombstone_fingerprints', node: Node): Set<bigint> =>
   new Set(db.prepare(`SELECT hash FROM ${table} WHERE tape = ? AND offset = ?`).pluck().safeIntegers(true).all(node.tape, node.offset) as bigint[]);
 
-/** Follows a span forward through lineage: alive when some strong successor is alive or most of it was never removed. */
+/**
+ * Later deletions (tombstones after `node` whose text was not put back) that removed the node's code: the share of its
+ * fingerprints they hold, and which they were. A deletion need not be linked to the node by an edge: lineage links a
+ * deletion only to the edits that wrote most of it, and a small edit inside the code is covered just the same.
+ */
+function removedBy(db: Database, node: Node, mine: ReadonlySet<bigint>): { share: number; deaths: Death[] } {
+  if (mine.size === 0) return { share: 0, deaths: [] };
+  const rows = db
+    .prepare(
+      `SELECT f.tape, f.offset, f.hash, t.file, t.time, p.tape_id FROM span_fingerprints s
+         JOIN tombstone_fingerprints f ON f.hash = s.hash
+         JOIN tombstones t ON t.tape = f.tape AND t.offset = f.offset
+         JOIN tapes p ON p.id = f.tape
+        WHERE s.tape = ? AND s.offset = ? AND (f.tape > ? OR (f.tape = ? AND f.offset > ?))
+          AND NOT EXISTS (SELECT 1 FROM edges e WHERE e.from_tape = f.tape AND e.from_offset = f.offset AND (e.location_only = 0 OR e.agent_link = 1))`,
+    )
+    .safeIntegers(true)
+    .all(node.tape, node.offset, node.tape, node.tape, node.offset) as Array<{ tape: bigint; offset: bigint; hash: bigint; file: string; time: string | null; tape_id: string }>;
+  const removed = new Set<bigint>();
+  const deaths = new Map<string, Death>();
+  for (const row of rows) {
+    removed.add(row.hash);
+    deaths.set(`${row.tape}:${row.offset}`, { tape_id: row.tape_id, offset: Number(row.offset), file: row.file, time: row.time, how: 'deleted' });
+  }
+  return { share: removed.size / mine.size, deaths: [...deaths.values()] };
+}
+
+/**
+ * Follows a span forward through lineage. Its code is dead when later deletions removed most of it, or unrelated code
+ * was written over it — unless an edit that carried it on (a strong lineage edge) is itself alive.
+ */
 function follow(db: Database, node: Node, depth: number, seen: Set<string>, deaths: Death[]): boolean {
   const key = `${node.tape}:${node.offset}`;
   if (seen.has(key) || depth > MAX_DEPTH) return true; // A cycle or a very long chain: do not call it dead.
   seen.add(key);
   const successors = db
-    .prepare('SELECT to_tape AS tape, to_offset AS offset, location_only, agent_link FROM edges WHERE from_tape = ? AND from_offset = ?')
-    .all(node.tape, node.offset) as Array<Node & { location_only: number; agent_link: number }>;
-  if (successors.length === 0) return true;
-  const mine = hashes(db, 'span_fingerprints', node);
-  const removed = new Set<bigint>();
+    .prepare(
+      `SELECT e.to_tape AS tape, e.to_offset AS offset, e.location_only, e.agent_link,
+              (SELECT 1 FROM tombstones t WHERE t.tape = e.to_tape AND t.offset = e.to_offset) AS tombstone
+         FROM edges e WHERE e.from_tape = ? AND e.from_offset = ?`,
+    )
+    .all(node.tape, node.offset) as Array<Node & { location_only: number; agent_link: number; tombstone: number | null }>;
   let replaced = false;
-  let alive = false;
   for (const next of successors) {
-    const tombstone = db
-      .prepare('SELECT t.file, t.time, p.tape_id FROM tombstones t JOIN tapes p ON p.id = t.tape WHERE t.tape = ? AND t.offset = ?')
-      .get(next.tape, next.offset) as { file: string; time: string | null; tape_id: string } | undefined;
-    if (tombstone) {
-      // A deletion; a later verbatim re-insertion links the tombstone onward (then the code lives again).
-      const local: Death[] = [];
-      if (follow(db, next, depth + 1, seen, local) && hasSuccessor(db, next)) alive = true;
-      for (const hash of hashes(db, 'tombstone_fingerprints', next)) if (mine.has(hash)) removed.add(hash);
-      deaths.push({ tape_id: tombstone.tape_id, offset: next.offset, file: tombstone.file, time: tombstone.time, how: 'deleted' });
-      continue;
-    }
+    if (next.tombstone) continue; // Deletions are counted by what they removed, below.
     if (next.location_only && !next.agent_link) {
       replaced = true;
       const row = db.prepare('SELECT v.file, v.time, p.tape_id FROM events v JOIN tapes p ON p.id = v.tape WHERE v.tape = ? AND v.offset = ?').get(next.tape, next.offset) as
@@ -72,16 +92,18 @@ function follow(db: Database, node: Node, depth: number, seen: Set<string>, deat
       if (row) deaths.push({ tape_id: row.tape_id, offset: next.offset, file: row.file, time: row.time, how: 'replaced' });
       continue;
     }
-    if (follow(db, next, depth + 1, seen, deaths)) alive = true;
+    if (follow(db, next, depth + 1, seen, deaths)) return true;
   }
-  if (alive) return true;
   if (replaced) return false;
-  // Only deletions (and dead successors) follow: dead when they removed most of it.
-  return mine.size === 0 ? removed.size === 0 : removed.size / mine.size < DEAD_SHARE;
+  const removed = removedBy(db, node, hashes(db, 'span_fingerprints', node));
+  if (removed.share >= DEAD_SHARE) {
+    deaths.push(...removed.deaths);
+    return false;
+  }
+  return true;
 }
 
-const hasSuccessor = (db: Database, node: Node): boolean =>
-  db.prepare('SELECT 1 FROM edges WHERE from_tape = ? AND from_offset = ? AND (location_only = 0 OR agent_link = 1)').get(node.tape, node.offset) !== undefined;
+const uniqueDeaths = (deaths: readonly Death[]): Death[] => [...new Map(deaths.map((death) => [`${death.tape_id}:${death.offset}`, death])).values()];
 
 /** The liveness of spans in one index. */
 export function spanLiveness(db: Database, spans: readonly SourceSpan[]): SpanLiveness[] {
@@ -90,7 +112,7 @@ export function spanLiveness(db: Database, spans: readonly SourceSpan[]): SpanLi
     if (!tape) return { span, state: 'unknown', deaths: [] };
     const deaths: Death[] = [];
     const alive = follow(db, { tape: tape.id, offset: span.offset }, 0, new Set(), deaths);
-    return { span, state: alive ? 'alive' : 'dead', deaths: alive ? [] : deaths };
+    return { span, state: alive ? 'alive' : 'dead', deaths: alive ? [] : uniqueDeaths(deaths) };
   });
 }
 
@@ -149,7 +171,7 @@ export function checkLiveness(store: Store, options: { home: string; cwd?: strin
           verdicts.set(id, { state: 'unknown', deaths: [] });
           report.unknown.push(id);
         } else if (states.filter((state) => state.state !== 'unknown').every((state) => state.state === 'dead')) {
-          verdicts.set(id, { state: 'gone', deaths: states.flatMap((state) => state.deaths) });
+          verdicts.set(id, { state: 'gone', deaths: uniqueDeaths(states.flatMap((state) => state.deaths)) });
         } else {
           verdicts.set(id, { state: 'alive', deaths: [] });
         }
