@@ -7,6 +7,7 @@
 import { EngramError, type Engram, type EngramStatus, type Store } from '../../core/index.js';
 import {
   changedColumns,
+  entryBySeq,
   freshness,
   governancePolicy,
   isStale,
@@ -243,7 +244,7 @@ export function engramHistory(store: Store, ref: EngramRef): { id: number; engra
         }
       }
       const undone = undoneBy(store, entry.seq);
-      const target = entry.undoes !== null ? listAudit(store, { limit: 1, before: entry.undoes + 1, order: 'desc' })[0] : undefined;
+      const target = entry.undoes !== null ? entryBySeq(store, entry.undoes) : undefined;
       return {
         token: entry.token,
         at: entry.at,
