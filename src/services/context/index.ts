@@ -224,17 +224,20 @@ export function syncContext(
       files.push({ file: name, status: 'unchanged', ids: content.ids, dropped: content.dropped, undo_token: null });
       continue;
     }
-    writeFileAtomic(path, next.text);
     const at = now.toISOString();
-    const entry = store.write(() =>
-      writeAuditEntry(
+    // The audit row and the file together: the file is renamed into place inside the transaction, so a failed write
+    // rolls the row back, and a row that commits describes a file that was written.
+    const entry = store.write(() => {
+      const written = writeAuditEntry(
         store,
         { actor: options.actor ?? API_USER, op: 'context-sync', detail: { file_block: { file: path, before: next.before, after: content.text }, ids: content.ids } },
         [],
         content.ids,
         at,
-      ),
-    );
+      );
+      writeFileAtomic(path, next.text);
+      return written;
+    });
     files.push({ file: name, status: 'written', ids: content.ids, dropped: content.dropped, undo_token: entry?.token ?? null });
   }
   syncJournal(store);
@@ -261,10 +264,10 @@ export function disableContext(store: Store, options: { home: string; cwd: strin
       const current = readFileSync(path, 'utf8');
       const next = withBlock(current, name, null);
       if (next.before === null) continue;
-      writeFileAtomic(path, next.text);
-      store.write(() =>
-        writeAuditEntry(store, { actor: options.actor ?? API_USER, op: 'context-remove', detail: { file_block: { file: path, before: next.before, after: null } } }, [], [], (options.now ?? (() => new Date()))().toISOString()),
-      );
+      store.write(() => {
+        writeAuditEntry(store, { actor: options.actor ?? API_USER, op: 'context-remove', detail: { file_block: { file: path, before: next.before, after: null } } }, [], [], (options.now ?? (() => new Date()))().toISOString());
+        writeFileAtomic(path, next.text);
+      });
       removed.push(name);
     }
     syncJournal(store);

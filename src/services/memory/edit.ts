@@ -13,7 +13,16 @@ import {
   type RedactionKind,
   type Store,
 } from '../../core/index.js';
-import { API_USER, audited, governancePolicy, syncJournal, type Actor, type GovernancePolicy, type PrecomputedVerdicts } from '../governance/index.js';
+import {
+  API_USER,
+  audited,
+  governancePolicy,
+  syncJournal,
+  type Actor,
+  type ChangeSet,
+  type GovernancePolicy,
+  type PrecomputedVerdicts,
+} from '../governance/index.js';
 import { learnedByOf, reassess, summarize, type ConflictSummary } from './add.js';
 import { cleanText, requiredText } from './draft.js';
 import { resolveEngram, type EngramRef } from './read.js';
@@ -51,6 +60,7 @@ export interface EditResult {
 }
 
 type Clock = () => Date;
+const stamp = (now?: Clock): string => (now ?? (() => new Date()))().toISOString();
 
 /** Who changes an engram, and under which review policy. */
 export interface ChangeOptions {
@@ -67,14 +77,13 @@ function auditedEdit(
   options: ChangeOptions,
   op: string,
   reason: string | null,
-  fn: (changes: import('../governance/index.js').ChangeSet, at: string) => Omit<EditResult, 'undo_token'>,
+  fn: (changes: ChangeSet, at: string) => Omit<EditResult, 'undo_token'>,
 ): EditResult {
   const at = stamp(options.now);
   const { result, entry } = audited(store, { actor: options.actor ?? API_USER, op, reason }, (changes) => fn(changes, at), at);
   if (entry) syncJournal(store);
   return { ...result, undo_token: entry?.token ?? null };
 }
-const stamp = (now?: Clock): string => (now ?? (() => new Date()))().toISOString();
 
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 

@@ -93,11 +93,29 @@ export function conflictsOf(store: Store, engramId: number): ConflictView[] {
   }));
 }
 
-function nearDuplicates(store: Store, engram: Engram, pool: Array<Pick<Engram, 'id' | 'text' | 'status' | 'project'>>): ReviewItem['near_duplicates'] {
+// Word sets of stored texts, per store, by id and content hash: review compares each item with every live engram.
+const wordCache = new WeakMap<Store, Map<number, { hash: string; words: Set<string> }>>();
+
+interface Candidate {
+  id: number;
+  text: string;
+  content_hash: string;
+  status: EngramStatus;
+  project: string | null;
+}
+
+function nearDuplicates(store: Store, engram: Engram, pool: readonly Candidate[]): ReviewItem['near_duplicates'] {
+  let cache = wordCache.get(store);
+  if (!cache) wordCache.set(store, (cache = new Map()));
+  const wordsOf = (item: Candidate): Set<string> => {
+    let entry = cache.get(item.id);
+    if (!entry || entry.hash !== item.content_hash) cache.set(item.id, (entry = { hash: item.content_hash, words: contentWords(item.text) }));
+    return entry.words;
+  };
   const mine = contentWords(engram.text);
   return pool
     .filter((other) => other.id !== engram.id && (other.project === null || engram.project === null || other.project === engram.project))
-    .map((other) => ({ id: other.id, text: other.text, status: other.status, similarity: Math.round(wordOverlap(mine, contentWords(other.text)) * 100) / 100 }))
+    .map((other) => ({ id: other.id, text: other.text, status: other.status, similarity: Math.round(wordOverlap(mine, wordsOf(other)) * 100) / 100 }))
     .filter((other) => other.similarity >= NEAR_DUPLICATE_OVERLAP)
     .sort((a, b) => b.similarity - a.similarity)
     .slice(0, 5);
@@ -114,32 +132,49 @@ export interface ReviewOptions {
   limit?: number;
 }
 
-/** The review queue: pending engrams (conflicts first), then code gone, then stale; oldest first within each. */
+type QueueRow = Pick<Engram, 'id' | 'kind' | 'status' | 'liveness' | 'confirmed_at' | 'last_matched_at' | 'created_at' | 'project'> & { conflict: number };
+
+/**
+ * The review queue: pending engrams (contradictions first), then code gone, then stale; oldest first within each.
+ * Candidates are judged on a few columns; whole engrams, evidence and near-duplicates are read for the page only.
+ */
 export function reviewQueue(store: Store, options: ReviewOptions = {}): ReviewQueue {
   const fresh = freshness(options.policy ?? governancePolicy(), options.now ?? new Date());
   const limit = options.limit ?? 50;
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new EngramError('INVALID_INPUT', `limit must be an integer from 1 to 1000, got ${limit}`);
   return store.read(() => {
-    const live = store.engrams.list({ statuses: ['pending', 'active'], limit: 1_000_000, ...(options.project !== undefined ? {} : {}) }).engrams.filter(
-      (engram) => options.project === undefined || engram.project === null || engram.project === options.project,
-    );
-    const candidates: Array<{ engram: Engram; reasons: ReviewReason[] }> = [];
-    for (const engram of live) {
+    const rows = store.db
+      .prepare(
+        `SELECT id, kind, status, liveness, confirmed_at, last_matched_at, created_at, project,
+                EXISTS (SELECT 1 FROM engram_conflicts c WHERE c.status = 'open' AND (c.engram_id = engrams.id OR c.other_id = engrams.id)) AS conflict
+           FROM engrams WHERE deleted_at IS NULL AND status IN ('pending', 'active') AND (? IS NULL OR project IS NULL OR project = ?)`,
+      )
+      .all(options.project ?? null, options.project ?? null) as QueueRow[];
+    const candidates: Array<{ row: QueueRow; reasons: ReviewReason[] }> = [];
+    for (const row of rows) {
       const reasons: ReviewReason[] = [];
-      if (engram.status === 'pending') {
+      if (row.status === 'pending') {
         reasons.push('pending');
-        if (store.db.prepare("SELECT 1 FROM engram_conflicts WHERE status = 'open' AND (engram_id = ? OR other_id = ?)").get(engram.id, engram.id)) reasons.push('conflict');
+        if (row.conflict) reasons.push('conflict');
       } else {
-        if (engram.liveness === 'gone') reasons.push('code-gone');
-        if (isStale(engram, fresh)) reasons.push('stale');
+        if (row.liveness === 'gone') reasons.push('code-gone');
+        if (isStale(row, fresh)) reasons.push('stale');
       }
-      if (reasons.length && (!options.reasons || reasons.some((reason) => options.reasons?.includes(reason)))) candidates.push({ engram, reasons });
+      if (reasons.length && (!options.reasons || reasons.some((reason) => options.reasons?.includes(reason)))) candidates.push({ row, reasons });
     }
     const rank = (reasons: ReviewReason[]): number => (reasons.includes('conflict') ? 0 : reasons.includes('pending') ? 1 : reasons.includes('code-gone') ? 2 : 3);
-    candidates.sort((a, b) => rank(a.reasons) - rank(b.reasons) || a.engram.created_at.localeCompare(b.engram.created_at) || a.engram.id - b.engram.id);
+    candidates.sort((a, b) => rank(a.reasons) - rank(b.reasons) || a.row.created_at.localeCompare(b.row.created_at) || a.row.id - b.row.id);
     const counts: Record<ReviewReason, number> = { pending: 0, conflict: 0, stale: 0, 'code-gone': 0 };
     for (const candidate of candidates) for (const reason of candidate.reasons) counts[reason]++;
-    const items = candidates.slice(0, limit).map(({ engram, reasons }): ReviewItem => {
+    const page = candidates.slice(0, limit);
+    const engrams = new Map(store.engrams.getMany(page.map((item) => item.row.id)).map((engram) => [engram.id, engram]));
+    const pool = page.length
+      ? (store.db
+          .prepare("SELECT id, text, content_hash, status, project FROM engrams WHERE deleted_at IS NULL AND status IN ('pending', 'active')")
+          .all() as Candidate[])
+      : [];
+    const items = page.map(({ row, reasons }): ReviewItem => {
+      const engram = engrams.get(row.id) as Engram;
       const after = staleAfter(engram, fresh);
       return {
         engram,
@@ -149,7 +184,7 @@ export function reviewQueue(store: Store, options: ReviewOptions = {}): ReviewQu
           .reverse()
           .map(({ session_id, tape_id, event_from, event_to, quote, files, spans }) => ({ session_id, tape_id, event_from, event_to, quote, files, spans })),
         conflicts: conflictsOf(store, engram.id),
-        near_duplicates: nearDuplicates(store, engram, live),
+        near_duplicates: nearDuplicates(store, engram, pool),
       };
     });
     return { items, total: candidates.length, counts };
