@@ -72,7 +72,10 @@ describe('planted secrets', () => {
       'engram.db-wal': bytesOf(join(home, 'engram.db-wal')),
       export: exported,
       logs,
+      // The audit trail keeps every change's before and after, and reasons people typed.
+      'audit.jsonl': bytesOf(join(home, 'audit.jsonl')),
     };
+    expect(places['audit.jsonl']).toContain('"op":"deprecate"');
     // The store really holds the redacted records (so the scan is not vacuous).
     expect(places['engram.db'] + places['engram.db-wal']).toContain('[REDACTED:');
     for (const [where, content] of Object.entries(places)) {

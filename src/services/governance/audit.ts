@@ -5,7 +5,7 @@
  * @module
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { EngramError, type Database, type Store } from '../../core/index.js';
+import { EngramError, redactDeep, sanitizeText, type Database, type Store } from '../../core/index.js';
 
 /** Who made a change. `system`: Engram itself (liveness, auto-pin). */
 export const ACTOR_KINDS = ['user', 'agent', 'harvest', 'import', 'sync', 'system'] as const;
@@ -245,9 +245,11 @@ export function writeAuditEntry(store: Store, meta: AuditMeta, changes: RowChang
     via: meta.actor.via,
     op: meta.op,
     engram_ids: [...ids].sort((a, b) => a - b),
-    reason: meta.reason ?? null,
+    // A reason or detail comes from the caller (a person's --reason): secrets never reach the log or audit.jsonl.
+    // Row images come from the store, which sanitised them when they were written.
+    reason: meta.reason ? sanitizeText(meta.reason).text : null,
     changes,
-    detail: meta.detail ?? null,
+    detail: meta.detail ? redactDeep(meta.detail) : null,
     undoes: meta.undoes ?? null,
     prev_hash: last?.hash ?? '',
   };
