@@ -3,7 +3,7 @@
  * would be shown beside — same project, or personal — and recording them in `engram_conflicts`.
  * @module
  */
-import type { EngramStatus, LlmClient, Store } from '../../core/index.js';
+import { sanitizeText, type EngramStatus, type LlmClient, type Store } from '../../core/index.js';
 import { analyse, CONFLICT_RULES, llmVerdict, ruleVerdict, subjectOverlap, type Analysis, type ConflictVerdict } from './conflicts.js';
 import type { ChangeSet } from './audit.js';
 
@@ -100,7 +100,8 @@ export function recordConflicts(store: Store, changes: ChangeSet, engramId: numb
   for (const conflict of conflicts) {
     const existing = store.db.prepare('SELECT id FROM engram_conflicts WHERE engram_id = ? AND other_id = ?').get(engramId, conflict.other_id) as { id: number } | undefined;
     if (existing) changes.track('engram_conflicts', { id: existing.id });
-    insert.run(engramId, conflict.other_id, conflict.method, conflict.signal ?? 'llm', conflict.reason, at);
+    // A model's "why" may quote what it was sent: stored like any free text, secrets removed.
+    insert.run(engramId, conflict.other_id, conflict.method, conflict.signal ?? 'llm', sanitizeText(conflict.reason).text, at);
     const id = existing?.id ?? (store.db.prepare('SELECT id FROM engram_conflicts WHERE engram_id = ? AND other_id = ?').get(engramId, conflict.other_id) as { id: number }).id;
     if (!existing) changes.created('engram_conflicts', { id });
     ids.push(id);

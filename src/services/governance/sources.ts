@@ -3,7 +3,7 @@
  * and the code spans the engram names. Written with the engram by extraction; read by `engram why` and liveness.
  * @module
  */
-import type { Store } from '../../core/index.js';
+import { redactDeep, sanitizeText, type Store } from '../../core/index.js';
 import type { ChangeSet } from './audit.js';
 
 /** A code span an engram names, as the tape recorded it: the edit event that wrote it. */
@@ -60,9 +60,9 @@ export function recordSources(store: Store, changes: ChangeSet, engramId: number
       source.cwd,
       source.event_from,
       source.event_to,
-      source.quote,
-      JSON.stringify(source.files),
-      JSON.stringify(source.spans),
+      source.quote === null ? null : sanitizeText(source.quote).text,
+      JSON.stringify(redactDeep(source.files)),
+      JSON.stringify(redactDeep(source.spans)),
       at,
     );
     changes.created('engram_sources', { id: Number(info.lastInsertRowid) });
