@@ -39,7 +39,7 @@ export {
   writeAuditEntry,
 } from './audit.js';
 export type { Actor, ActorKind, AuditEntry, AuditMeta, AuditQuery, Audited, Row, RowChange } from './audit.js';
-export { journalPath, journalLine, syncJournal, verifyJournal, journalBytes } from './journal.js';
+export { journalPath, journalLine, syncJournal, verifyJournal } from './journal.js';
 export type { JournalSync, JournalProblem, JournalReport } from './journal.js';
 export { analyse, compareTexts, ruleVerdict, subjectOverlap, llmVerdict, CONFLICT_RULES, CONFLICT_SYSTEM } from './conflicts.js';
 export type { Analysis, ConflictSignal, ConflictVerdict } from './conflicts.js';

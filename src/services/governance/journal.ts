@@ -217,13 +217,3 @@ export function verifyJournal(store: Store): JournalReport {
   }
   return { path, rows: rows.length, lines: count, ok: problems.length === 0, problems };
 }
-
-/** Reads the journal file's size (for status output); 0 when absent. */
-export function journalBytes(store: Pick<Store, 'path'>): number {
-  const path = journalPath(store);
-  try {
-    return path ? statSync(path).size : 0;
-  } catch {
-    return 0;
-  }
-}
