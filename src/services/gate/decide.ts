@@ -135,9 +135,10 @@ export function approveEngrams(store: Store, refs: readonly EngramRef[], options
       // What is active now may differ from when it was admitted: look again, then settle every open contradiction.
       const found = findConflicts(store, { text: engram.text, project: engram.project, id: engram.id }, options.verdicts);
       recordConflicts(store, changes, engram.id, found, at);
+      // Contradictions with what is active now — including an engram approved earlier in this same command.
       const open = openConflictsOf(store, engram.id).filter((conflict) => {
         const other = conflict.engram_id === engram.id ? conflict.other_id : conflict.engram_id;
-        return store.engrams.get(other)?.status === 'active' && !engrams.some((item) => item.id === other && item.status !== 'active');
+        return store.engrams.get(other)?.status === 'active';
       });
       const superseded: number[] = [];
       if (open.length > 0) {

@@ -45,6 +45,20 @@ describe('approve', () => {
     expect(listConflicts(store, { all: true })[0]).toMatchObject({ status: 'resolved', resolution: 'kept-both' });
   });
 
+  it('two pending engrams that contradict each other cannot both be approved at once', () => {
+    const store = tempStore();
+    const now = steppingClock();
+    const a = addEngram(store, { text: 'Use single quotes for strings in TypeScript files.' }, { now, actor: harvest }).engram;
+    const b = addEngram(store, { text: 'Use double quotes for strings in TypeScript files.' }, { now, actor: harvest }).engram;
+    const before = snapshot(store);
+    expect(thrown(() => approveEngrams(store, [a.id, b.id], { now }))?.message).toContain(`#${b.id} contradicts active #${a.id}`);
+    expect(snapshot(store)).toEqual(before);
+    expect(approveEngrams(store, [a.id, b.id], { now, supersede: true }).decisions.map((d) => [d.id, d.superseded])).toEqual([
+      [a.id, []],
+      [b.id, [a.id]],
+    ]);
+  });
+
   it('--supersede retires the active engram it contradicts', () => {
     const store = tempStore();
     const now = steppingClock();
