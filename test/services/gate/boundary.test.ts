@@ -8,6 +8,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import * as z from 'zod';
 import { ServerRequestSchema } from '../../../src/server/protocol.js';
 import * as gate from '../../../src/services/gate/index.js';
 import * as services from '../../../src/services/index.js';
@@ -84,8 +85,23 @@ describe('the human gate (src/services/gate) is structurally out of reach', () =
 describe("the warm server's socket protocol", () => {
   it('has no operation that could carry an approval, rejection, forget or undo', () => {
     const ops = ServerRequestSchema.options.map((option) => option.shape.op.value as string);
-    const forbidden = /approv|promot|reject|forget|undo|confirm|gate|keep|retire|status/i;
+    const forbidden = /approv|promot|reject|forget|undo|retire|\bgate/i;
     expect(ops.filter((op) => forbidden.test(op))).toEqual([]);
+    // Every fixed value anywhere in a request (op names, and any enum of service operations added later).
+    const constants: string[] = [];
+    const walk = (node: unknown): void => {
+      if (Array.isArray(node)) node.forEach(walk);
+      else if (node && typeof node === 'object') {
+        for (const [key, value] of Object.entries(node)) {
+          if (key === 'const' && typeof value === 'string') constants.push(value);
+          else if (key === 'enum' && Array.isArray(value)) constants.push(...value.filter((item): item is string => typeof item === 'string'));
+          else walk(value);
+        }
+      }
+    };
+    walk(z.toJSONSchema(ServerRequestSchema));
+    expect(constants).toContain('hook');
+    expect(constants.filter((value) => forbidden.test(value) || Object.keys(gate).includes(value))).toEqual([]);
     for (const op of ['approve', 'reject', 'forget', 'undo', 'promote', ...Object.keys(gate)]) {
       expect(ServerRequestSchema.safeParse({ v: 1, op, ids: [1] }).success, op).toBe(false);
     }
