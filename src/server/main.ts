@@ -28,10 +28,12 @@ import {
 import {
   createSearchEngine,
   embedPending,
+  governancePolicy,
   queueAbandonedSessions,
   runOperation,
   runPendingJobs,
   searchTuning,
+  syncJournal,
   type Caller,
   type RecordedSources,
   type SearchEngine,
@@ -100,6 +102,7 @@ if (process.argv.includes('--drain')) {
       env: settings.env,
       recordTapes: settings.config.tapes.record,
       recordFile,
+      governance: governancePolicy(settings.config),
     });
     log.info('drained jobs', result);
     drainStore.close();
@@ -131,6 +134,8 @@ try {
   process.exit(0);
 }
 const store = openedStore;
+// Audit rows committed by a process that died before appending them to audit.jsonl are appended now.
+syncJournal(store);
 const choice = settings.config.embed.provider === 'none' ? null : resolveEmbedder(settings);
 const engine: SearchEngine = createSearchEngine(store, {
   embedder: choice,
@@ -216,6 +221,7 @@ function scheduleJobs(): void {
           env: settings.env,
           recordTapes: liveSettings().config.tapes.record,
           recordFile,
+          governance: governancePolicy(liveSettings().config),
           ...(loaded ? { embedPending: async () => (await embedPending(store, loaded)).embedded } : {}),
         });
       } catch (error) {
