@@ -230,7 +230,8 @@ export function viewerApp(context: ViewerContext): Hono {
       query: request.query,
       mode: request.mode ?? 'hybrid',
       explain: true,
-      abstain: request.abstain ?? true,
+      // Results are shown even when the abstain rule doubts them: the page says what the hooks would have done.
+      abstain: request.abstain ?? false,
       ...(request.top_k ? { topK: request.top_k } : {}),
       ...(request.statuses ? { statuses: request.statuses } : {}),
       ...(request.tags?.length ? { tags: normalizeTags(request.tags) } : {}),
