@@ -242,9 +242,10 @@ export function viewerApp(context: ViewerContext): Hono {
 
   api.get('/review', (c) => c.json(reviewQueue(context.store, { policy: policy(), now: context.now(), limit: 200 })));
   const decide = (kind: 'approve' | 'reject' | 'forget') => async (c: Context) => {
-    const { ids, reason } = await body(c, z.strictObject({ ids: Ids, reason: z.string().max(500).optional() }));
+    const { ids, reason, settle } = await body(c, z.strictObject({ ids: Ids, reason: z.string().max(500).optional(), settle: z.enum(['supersede', 'keep-both']).optional() }));
     const options = { now: () => context.now(), actor, policy: policy(), ...(reason ? { reason } : {}) };
-    const result = kind === 'approve' ? approveEngrams(context.store, ids, options) : kind === 'reject' ? rejectEngrams(context.store, ids, options) : forgetEngrams(context.store, ids, options);
+    if (settle && kind !== 'approve') throw new EngramError('INVALID_INPUT', 'settle applies to approve only');
+    const result = kind === 'approve' ? approveEngrams(context.store, ids, { ...options, ...(settle === 'supersede' ? { supersede: true } : settle === 'keep-both' ? { keepBoth: true } : {}) }) : kind === 'reject' ? rejectEngrams(context.store, ids, options) : forgetEngrams(context.store, ids, options);
     return c.json(result);
   };
   api.post('/review/approve', decide('approve'));

@@ -111,7 +111,7 @@ async function loadList(): Promise<void> {
       'tr',
       { 'data-id': String(engram.id), tabindex: '0', 'aria-selected': String(engram.id === listState.selected) },
       el('td', { class: 'num' }, `#${engram.id}`),
-      el('td', { class: 'text' }, engram.pinned ? '📌 ' : '', engram.title ? el('strong', {}, `${engram.title} — `) : '', engram.text.length > 160 ? `${engram.text.slice(0, 159)}…` : engram.text),
+      el('td', { class: 'text' }, engram.pinned ? el('span', { class: 'chip' }, 'pinned') : '', engram.title ? el('strong', {}, `${engram.title} — `) : '', engram.text.length > 160 ? `${engram.text.slice(0, 159)}…` : engram.text),
       el('td', {}, el('span', { class: 'chip' }, engram.category), ...engram.tags.slice(0, 4).map((tag) => el('span', { class: 'chip' }, tag))),
       el('td', {}, statusChip(engram.status)),
       el('td', { class: 'num' }, String(engram.times_matched)),
@@ -303,12 +303,12 @@ async function runSearch(out: HTMLElement, request: Record<string, unknown>): Pr
   }
   say(`${response.results.length} results · ${response.mode}${response.model ? ` (${response.model})` : ''} · ${response.timings.total_ms} ms`);
   const abstain = response.explain?.abstain;
-  const silent = response.abstained ?? response.weak;
+  const silent = response.abstained ?? response.weak ?? (response.results.length === 0 ? 'nothing matched the query' : null);
   const verdict = el(
     'div',
     { class: `verdict ${silent ? 'silent' : 'answer'}`, id: 'verdict' },
     el('strong', {}, silent ? 'The hooks would stay silent: ' : 'The hooks would answer. '),
-    silent ? String(response.weak ?? response.abstained) : '',
+    silent ?? '',
     abstain ? el('div', { class: 'muted' }, `Rule: ${abstain.rule}`) : '',
     abstain ? el('div', { class: 'muted' }, `Query terms (IDF weight): ${abstain.terms.map((t) => `${t.term} ${t.weight.toFixed(2)}`).join(', ') || '—'}`) : '',
     abstain?.best ? el('div', { class: 'muted' }, `Best coverage: #${abstain.best.id} covers ${Math.round(abstain.best.coverage * 100)} % (${abstain.best.matched.join(', ') || 'no terms'})${abstain.best.agreed ? '; both lists rank it top 3' : ''}`) : '',
@@ -371,7 +371,7 @@ async function renderReview(): Promise<void> {
       }
     })();
   });
-  const decide = (kind: 'approve' | 'reject' | 'forget', id: number, extra: Record<string, unknown> = {}) => async () => {
+  const decide = (kind: 'approve' | 'reject' | 'forget', id: number, extra: Record<string, unknown> = {}) => async (): Promise<void> => {
     try {
       const result = await api<DecisionResult>('POST', `/review/${kind}`, { ids: [id], ...extra });
       lastUndo = result.undo_token;
@@ -383,11 +383,12 @@ async function renderReview(): Promise<void> {
   };
   const cards = queue.items.map((item) => {
     const e = item.engram;
-    const button = (label: string, kind: 'approve' | 'reject' | 'forget', cls = '') => {
-      const b = el('button', { type: 'button', class: cls, 'data-action': kind, 'data-id': String(e.id) }, label);
-      b.addEventListener('click', () => void decide(kind, e.id)());
+    const button = (label: string, kind: 'approve' | 'reject' | 'forget', cls = '', settle?: 'supersede' | 'keep-both') => {
+      const b = el('button', { type: 'button', class: cls, 'data-action': settle ? `${kind}-${settle}` : kind, 'data-id': String(e.id) }, label);
+      b.addEventListener('click', () => void decide(kind, e.id, settle ? { settle } : {})());
       return b;
     };
+    const open = item.conflicts.some((c) => c.status === 'open');
     return el(
       'article',
       { class: 'card', 'data-id': String(e.id) },
@@ -414,7 +415,13 @@ async function renderReview(): Promise<void> {
           item.conflicts.length || item.near_duplicates.length ? '' : el('p', { class: 'muted' }, 'None.'),
         ),
       ),
-      el('div', { class: 'actions' }, button(e.status === 'active' ? 'Confirm' : 'Approve', 'approve', 'primary'), button(e.status === 'active' ? 'Retire' : 'Reject', 'reject', 'danger'), button('Forget', 'forget', 'danger')),
+      el(
+        'div',
+        { class: 'actions' },
+        ...(open
+          ? [button('Approve, retire the other', 'approve', 'primary', 'supersede'), button('Approve, keep both', 'approve', '', 'keep-both')]
+          : [button(e.status === 'active' ? 'Confirm' : 'Approve', 'approve', 'primary')]),
+        button(e.status === 'active' ? 'Retire' : 'Reject', 'reject', 'danger'), button('Forget', 'forget', 'danger')),
     );
   });
   main.replaceChildren(
