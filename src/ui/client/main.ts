@@ -67,7 +67,19 @@ function select(name: string, label: string, options: Array<[string, string]>, v
 }
 
 async function renderEngrams(): Promise<void> {
-  facets ??= await api<Facets>('GET', '/facets');
+  const list = el('section', { id: 'engram-list', 'aria-label': 'Engrams' });
+  const detail = el('section', { id: 'engram-detail', 'aria-label': 'Engram detail', 'aria-live': 'polite' }, el('p', { class: 'muted' }, 'Select an engram (↑/↓ or j/k, Enter).'));
+  const filters = el('div', { id: 'filters' });
+  main.replaceChildren(filters, el('div', { class: 'split' }, list, detail));
+  // The first page does not wait for the filter choices (counting them is the slower query on a big store).
+  const counted = facets ? Promise.resolve(facets) : api<Facets>('GET', '/facets');
+  await loadList();
+  facets = await counted;
+  filters.replaceWith(filterForm(facets));
+  if (listState.selected !== null) await loadDetail(listState.selected);
+}
+
+function filterForm(facets: Facets): HTMLElement {
   const f = listState.filters;
   const form = el(
     'form',
@@ -87,11 +99,7 @@ async function renderEngrams(): Promise<void> {
     listState.offset = 0;
     void loadList();
   });
-  const list = el('section', { id: 'engram-list', 'aria-label': 'Engrams' });
-  const detail = el('section', { id: 'engram-detail', 'aria-label': 'Engram detail', 'aria-live': 'polite' }, el('p', { class: 'muted' }, 'Select an engram (↑/↓ or j/k, Enter).'));
-  main.replaceChildren(form, el('div', { class: 'split' }, list, detail));
-  await loadList();
-  if (listState.selected !== null) await loadDetail(listState.selected);
+  return form;
 }
 
 async function loadList(): Promise<void> {
