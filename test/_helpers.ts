@@ -1,5 +1,18 @@
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -9,6 +22,7 @@ import { openStore, type EngramError, type Store } from '../src/core/index.js';
 import { runCli } from '../src/cli/program.js';
 import { addEngram } from '../src/services/index.js';
 import { bundleEntry } from '../scripts/bundle.mjs';
+import { linkRuntime, RUNTIME_STAMP, runtimeKey } from '../scripts/install-state.mjs';
 
 /** The repository root. */
 export const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -259,4 +273,92 @@ export async function stopServer(home: string): Promise<void> {
     return;
   }
   await until(() => !alive(pid), `server ${pid} to exit`);
+}
+
+/**
+ * Every entry under `dir` (`.git` aside) → its content hash, `dir`, or `link:<target>`, with its mode: two digests are
+ * equal only when the folders are byte-identical. Used to pin that Engram never writes into an install folder.
+ */
+export function folderDigest(dir: string): Record<string, string> {
+  const digest: Record<string, string> = {};
+  const walk = (folder: string, prefix: string): void => {
+    for (const entry of readdirSync(folder, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      if (prefix === '' && entry.name === '.git') continue;
+      const path = join(folder, entry.name);
+      const name = `${prefix}${entry.name}`;
+      const mode = (lstatSync(path).mode & 0o7777).toString(8);
+      if (entry.isSymbolicLink()) digest[name] = `link:${readlinkSync(path)}`;
+      else if (entry.isDirectory()) {
+        digest[name] = `dir ${mode}`;
+        walk(path, `${name}/`);
+      } else digest[name] = `${createHash('sha256').update(readFileSync(path)).digest('hex')} ${mode}`;
+    }
+  };
+  walk(dir, '');
+  return digest;
+}
+
+/**
+ * An install folder as an agent's plugin install leaves it: the launcher, scripts, CLI and manifests, no
+ * node_modules/ and no dist/. `files` adds more of the repository.
+ */
+export function pluginFolder(files: string[] = []): string {
+  const root = tempDir('engram-plugin-');
+  for (const name of ['hooks', 'scripts', 'bin', 'package.json', 'package-lock.json', 'plugin.json', ...files]) {
+    cpSync(join(ROOT, name), join(root, name), { recursive: true });
+  }
+  return root;
+}
+
+/**
+ * A finished runtime folder for `root` as the bootstrap leaves it (dist/ copied from this checkout's build,
+ * node_modules/ linked to this checkout's, the stamp), under `<base>/<key>`, linked for `root` in `home`. The real
+ * bootstrap (npm ci, native build) is exercised end to end by the plugin-install tests.
+ */
+export function fakeRuntime(root: string, home: string, base = join(home, 'runtime')): string {
+  const key = runtimeKey(root);
+  const dir = join(base, key);
+  mkdirSync(dir, { recursive: true });
+  cpSync(join(ROOT, 'dist'), join(dir, 'dist'), { recursive: true });
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  writeFileSync(join(dir, RUNTIME_STAMP), JSON.stringify({ key, built_from: root }));
+  linkRuntime(root, dir, key, home);
+  return dir;
+}
+
+/**
+ * The environment for a process a test starts with an environment of its own: PATH, the package and agent CLI caches
+ * (HOME is a throwaway folder during the run, see global-setup.ts), the run's marker (the global teardown finds
+ * Engram processes that outlived their test by it), then `extra`.
+ */
+export function processEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '' };
+  for (const name of ['XDG_CACHE_HOME', 'npm_config_cache', 'ENGRAM_TEST_RUN']) {
+    const value = process.env[name];
+    if (value) env[name] = value;
+  }
+  return { ...env, ...extra };
+}
+
+/**
+ * Processes (zombies aside) that belong to a scratch home: its path on their command line or in their environment
+ * (HOME, ENGRAM_HOME, CODEX_HOME…). After a session that is none: no server, no hook, no bootstrap, no agent.
+ */
+export function processesOf(home: string): Array<{ pid: number; command: string }> {
+  if (process.platform !== 'linux') return [];
+  const found: Array<{ pid: number; command: string }> = [];
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid === process.pid || !alive(pid)) continue;
+    try {
+      const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
+      const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      const inHome = (value: string) => value === home || value.startsWith(`${home}/`);
+      const mine = command.includes(`${home}/`) || environ.some((pair) => inHome(pair.slice(pair.indexOf('=') + 1)));
+      if (mine && alive(pid)) found.push({ pid, command });
+    } catch {
+      // Gone meanwhile, or not ours to read.
+    }
+  }
+  return found;
 }

@@ -25,7 +25,8 @@ export interface CliIo extends Output {
 /** Per-invocation state shared by the commands: lazily loaded settings and store, closed at the end. */
 export interface CliContext {
   io: CliIo;
-  /** Folder the running CLI was installed in (holds dist/, node_modules/, hooks/). */
+  /** The install folder (hooks/run.cjs, bin/engram, fixtures/): `$ENGRAM_INSTALL_ROOT` when bin/engram runs the CLI
+   * from a runtime folder outside it, else the folder the running CLI was built in. */
   installRoot: string;
   /** The environment as Engram reads it (`--home` becomes `ENGRAM_HOME`). */
   env(): EngramEnv;
@@ -55,7 +56,7 @@ export function createCliContext(io: CliIo, options: { home?: string; installRoo
   const vars = options.home ? { ...io.env, ENGRAM_HOME: options.home } : io.env;
   const context: CliContext = {
     io,
-    installRoot: options.installRoot ?? defaultInstallRoot(),
+    installRoot: options.installRoot ?? readEnv(io.env, { cwd: io.cwd }).installRoot ?? defaultInstallRoot(),
     env: () => readEnv(vars, { cwd: io.cwd }),
     settings() {
       settings ??= loadSettings(context.env());

@@ -12,7 +12,7 @@ export function registerHealthCommands(program: Command, action: Action): void {
     .description('what is stored and where')
     .action(
       action((context) => {
-        const report = storeStatus(context.store(), context.settings());
+        const report = storeStatus(context.store(), context.settings(), { installRoot: context.installRoot, vars: context.io.env });
         return { result: report, pretty: () => renderFields({ ...report }) };
       }),
     );

@@ -64,7 +64,7 @@ export interface SessionRepo {
   prompts(sessionId: string): UserPrompt[];
   /** Sessions with a transcript active at or after `since` (ISO), oldest first. */
   activeSince(since: string, limit: number): Session[];
-  counts(): { sessions: number; open_sessions: number; prompts: number; last_started_at: string | null };
+  counts(): { sessions: number; open_sessions: number; prompts: number; first_started_at: string | null; last_started_at: string | null };
 }
 
 /** Builds the session repository over a connection. */
@@ -135,9 +135,10 @@ export function createSessionRepo(db: Database): SessionRepo {
           `SELECT (SELECT count(*) FROM sessions) AS sessions,
                   (SELECT count(*) FROM sessions WHERE ended_at IS NULL) AS open_sessions,
                   (SELECT count(*) FROM user_prompts) AS prompts,
+                  (SELECT min(started_at) FROM sessions) AS first_started_at,
                   (SELECT max(started_at) FROM sessions) AS last_started_at`,
         )
-        .get() as { sessions: number; open_sessions: number; prompts: number; last_started_at: string | null };
+        .get() as { sessions: number; open_sessions: number; prompts: number; first_started_at: string | null; last_started_at: string | null };
     },
   };
 }

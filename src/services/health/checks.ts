@@ -13,6 +13,7 @@ import {
 } from '../../core/index.js';
 import { checkInstall, readBootstrapState } from '../../../scripts/install-state.mjs';
 import { checkClaude, checkCodex } from './agents.js';
+import { installStatus } from './install.js';
 
 /** One line of `engram doctor`. */
 export interface Check {
@@ -99,20 +100,24 @@ function checkStore(settings: Settings): Check {
   }
 }
 
-function checkInstallFolder(root: string, home: string): Check {
-  const { ready, missing } = checkInstall(root);
+function checkInstallFolder(root: string, home: string, vars: Record<string, string | undefined>): Check {
+  const { ready, missing, runtime, expected } = checkInstall(root, { home, env: vars, link: false });
   const state = readBootstrapState(root, home);
-  if (ready) {
-    return { name: 'install', status: 'ok', detail: `${root}: dependencies, native addon and bundles present` };
+  // Another copy (the one the hooks run from) may still be bootstrapping while this one answers.
+  const others = installStatus(root, home, vars).bootstraps.filter((b) => b.status === 'running' && b.root !== root);
+  const elsewhere = others.length ? `; ${others.map((b) => `the hooks' copy in ${b.root} is still bootstrapping (since ${b.started_at})`).join('; ')}` : '';
+  if (ready && runtime) {
+    const where = runtime.kind === 'in-place' ? 'dependencies, native addon and bundles present' : `runs from ${runtime.dir}`;
+    return { name: 'install', status: others.length ? 'degraded' : 'ok', detail: `${root}: ${where}${elsewhere}` };
   }
   if (state?.status === 'running') {
-    return { name: 'install', status: 'degraded', detail: `${root}: first-run setup is running (since ${state.started_at})` };
+    return { name: 'install', status: 'degraded', detail: `${root}: first-run setup is running (since ${state.started_at}; building ${expected})` };
   }
   return {
     name: 'install',
     status: 'error',
     detail: `${root}: missing ${missing.join(', ')}${state?.status === 'failed' ? `; the last setup failed: ${state.error}` : ''}`,
-    fix: `cd ${root} && ./install.sh   (log: ${join(home, 'logs', 'bootstrap.log')})`,
+    fix: `node ${join(root, 'scripts', 'bootstrap.mjs')} --wait   (log: ${join(home, 'logs', 'bootstrap.log')})`,
   };
 }
 
@@ -206,7 +211,7 @@ export function runDoctor(env: EngramEnv, options: DoctorOptions): DoctorReport 
     checks.push(attempt('sqlite', checkSqlite));
     checks.push(attempt('sqlite_vec', checkVectors));
     checks.push(attempt('store', () => checkStore(current)));
-    checks.push(attempt('install', () => checkInstallFolder(options.installRoot, current.paths.home)));
+    checks.push(attempt('install', () => checkInstallFolder(options.installRoot, current.paths.home, options.vars ?? {})));
     checks.push(attempt('embeddings', () => checkEmbeddings(current)));
     checks.push(attempt('claude', () => checkClaude(env, options)));
     checks.push(attempt('codex', () => checkCodex(env, options)));

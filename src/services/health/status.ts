@@ -1,4 +1,5 @@
 import { storeSize, VERSION, type EngramCounts, type Settings, type Store } from '../../core/index.js';
+import { installStatus, type InstallStatus } from './install.js';
 
 /** `engram status`: what is stored and where. */
 export interface StatusReport {
@@ -9,10 +10,17 @@ export interface StatusReport {
   engrams: EngramCounts;
   sessions: { total: number; open: number; prompts: number; last_started_at: string | null };
   logs: string;
+  /** Where the code runs from and any first-run bootstrap in progress (present when the caller names its install). */
+  install?: InstallStatus;
 }
 
-/** Reads the store's counts in one snapshot. */
-export function storeStatus(store: Store, settings: Settings): StatusReport {
+/** Reads the store's counts in one snapshot, and the install's state when `options.installRoot` is given. */
+export function storeStatus(
+  store: Store,
+  settings: Settings,
+  options: { installRoot?: string; vars?: Record<string, string | undefined> } = {},
+): StatusReport {
+  const install = options.installRoot ? installStatus(options.installRoot, settings.paths.home, options.vars) : undefined;
   return store.read(() => {
     const sessions = store.sessions.counts();
     return {
@@ -33,6 +41,7 @@ export function storeStatus(store: Store, settings: Settings): StatusReport {
         last_started_at: sessions.last_started_at,
       },
       logs: settings.paths.logs,
+      ...(install ? { install } : {}),
     };
   });
 }

@@ -1,7 +1,9 @@
 import { existsSync } from 'node:fs';
+import { listBootstraps } from '../../../scripts/install-state.mjs';
 import { isEngramError, type Embedder, type EngramEnv, type Job, type JobKind, type LlmClient, type Logger, type Session, type Store } from '../../core/index.js';
 import { evaluateSession, extractSession, sessionSource } from '../learn/index.js';
 import { ingestSessions, subagentTranscripts } from '../tape/index.js';
+import { catchUpSessions, type CatchUpReport } from './catch-up.js';
 
 /** What a job handler may use: the store, and the warm server's ability to embed what lacks vectors. */
 export interface JobContext {
@@ -40,9 +42,10 @@ const STALE_AFTER_MS = 10 * 60 * 1000;
 
 /**
  * `session-end`: what happens after an agent session ends, off the hook's clock. It makes sure the session has an
- * audit row (what the evaluator reads: env tags, repo, transcript), judges the engrams shown in it (once per session,
- * however often the job runs), and brings vectors up to date so the next session's searches need no catch-up. Tape
- * recording joins this job with the tapes release.
+ * audit row (what the evaluator reads: env tags, repo, transcript), records it as tapes, judges the engrams shown in
+ * it (once per session, however often the job runs), extracts new lessons, records the sessions of the same project
+ * that its hooks never saw (catch-up.ts: they ran while the install was bootstrapping), and brings vectors up to date
+ * so the next session's searches need no catch-up.
  */
 const sessionEnd: JobHandler = async (job, context) => {
   const { store } = context;
@@ -61,9 +64,47 @@ const sessionEnd: JobHandler = async (job, context) => {
     if (report.outcome === 'failed') context.log.warn('evaluation failed; it is retried with the next job run', { session: session.id, error: report.error });
     extraction = await extractAfterSession(context, session.id, tapes);
   }
+  const caughtUp = session ? catchUpAfterSession(context, session) : null;
   const embedded = context.embedPending ? await context.embedPending() : 0;
-  return { session: session?.id ?? null, shown: session ? store.activity.shown(session.id).length : 0, tapes, evaluation, extraction, embedded };
+  return {
+    session: session?.id ?? null,
+    shown: session ? store.activity.shown(session.id).length : 0,
+    tapes,
+    evaluation,
+    extraction,
+    ...(caughtUp && caughtUp.sessions.length > 0 ? { caught_up: caughtUp.sessions.map((s) => s.id) } : {}),
+    embedded,
+  };
 };
+
+/**
+ * When Engram arrived in this home: the first bootstrap recorded, or the first session, whichever is older. Null
+ * when neither exists (nothing to catch up from).
+ */
+function engramSince(store: Store, home: string): string | null {
+  const times = [store.sessions.counts().first_started_at, ...listBootstraps(home).map((state) => state.started_at)].filter(
+    (at): at is string => typeof at === 'string' && !Number.isNaN(Date.parse(at)),
+  );
+  return times.length ? times.reduce((a, b) => (Date.parse(a) <= Date.parse(b) ? a : b)) : null;
+}
+
+/** Sessions of this project and agent the hooks never saw, recorded with their own queued jobs. Never throws. */
+function catchUpAfterSession(context: JobContext, session: Session): CatchUpReport | null {
+  const cwd = session.cwd ?? session.repo_root;
+  if (!context.env || !cwd || !existsSync(cwd)) return null;
+  try {
+    const since = engramSince(context.store, context.env.home);
+    if (!since) return null;
+    const report = catchUpSessions(context.store, { cwd, agent: session.agent, env: context.env, since, except: session.id, now: context.now, log: context.log });
+    if (report.sessions.length > 0) {
+      context.log.info('recorded sessions the hooks missed', { sessions: report.sessions.map((s) => s.id), remaining: report.remaining });
+    }
+    return report;
+  } catch (error) {
+    context.log.warn('catch-up of missed sessions failed', { session: session.id, error: isEngramError(error) ? error.message : String(error) });
+    return null;
+  }
+}
 
 /**
  * The session as tapes (its transcript and its subagents' files), through ingest: its cursors make a second run for

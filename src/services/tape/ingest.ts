@@ -255,6 +255,20 @@ function discoverCodex(root: string, codexHome: string, cache: CwdCache): string
   return found;
 }
 
+/**
+ * The agents' transcripts of the repository holding `cwd` (Claude Code's, with their subagents' files, then Codex's),
+ * found as ingest finds them: by folder name and each transcript's own cwd, remembered in the discovery cache.
+ */
+export function discoverTranscripts(options: Pick<IngestOptions, 'cwd' | 'env' | 'agent'>): Array<{ path: string; harness: Harness }> {
+  const root = tapeLocation(options.cwd, options.env.home).root;
+  const found: Array<{ path: string; harness: Harness }> = [];
+  const cache = new CwdCache(join(homePaths(options.env.home).cache, 'discovery.json'));
+  if (options.agent !== 'codex') for (const path of discoverClaude(root, options.env.claudeConfigDir, cache)) found.push({ path, harness: 'claude' });
+  if (options.agent !== 'claude') for (const path of discoverCodex(root, options.env.codexHome, cache)) found.push({ path, harness: 'codex' });
+  cache.save();
+  return found;
+}
+
 /** Ingests one transcript from its cursor. */
 async function ingestSource(
   path: string,
@@ -330,15 +344,8 @@ async function ingestSource(
  */
 export async function ingestSessions(options: IngestOptions): Promise<IngestReport> {
   const location = tapeLocation(options.cwd, options.env.home);
-  const candidates: Array<{ path: string; harness: Harness | null }> = [];
-  if (options.file !== undefined) {
-    candidates.push({ path: resolve(options.cwd, options.file), harness: options.agent ?? null });
-  } else {
-    const cache = new CwdCache(join(homePaths(options.env.home).cache, 'discovery.json'));
-    if (options.agent !== 'codex') for (const path of discoverClaude(location.root, options.env.claudeConfigDir, cache)) candidates.push({ path, harness: 'claude' });
-    if (options.agent !== 'claude') for (const path of discoverCodex(location.root, options.env.codexHome, cache)) candidates.push({ path, harness: 'codex' });
-    cache.save();
-  }
+  const candidates: Array<{ path: string; harness: Harness | null }> =
+    options.file !== undefined ? [{ path: resolve(options.cwd, options.file), harness: options.agent ?? null }] : discoverTranscripts(options);
   const sources: IngestSource[] = [];
   for (const candidate of candidates) {
     sources.push(await ingestSource(candidate.path, candidate.harness, location, options.strict ?? false));
