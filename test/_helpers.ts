@@ -139,6 +139,8 @@ export function hookProcess(
     root?: string;
     /** Let hooks use (and start) the background server; off by default so a test controls when one runs. */
     server?: boolean;
+    /** Called with the hook process's pid as soon as it is started. */
+    onSpawn?: (pid: number) => void;
   },
 ): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; ms: number }> {
   return new Promise((resolve, reject) => {
@@ -154,6 +156,7 @@ export function hookProcess(
       },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
+    if (child.pid !== undefined) options.onSpawn?.(child.pid);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -361,4 +364,35 @@ export function processesOf(home: string): Array<{ pid: number; command: string 
     }
   }
   return found;
+}
+
+/**
+ * True when process `pid` holds a connected Unix socket besides its stdio (Linux /proc): a hook waiting for the
+ * server's answer. Its stdio does not count: Node gives a child's pipes as socketpairs.
+ */
+export function hasConnectedUnixSocket(pid: number): boolean {
+  let inodes: string[];
+  try {
+    inodes = readdirSync(`/proc/${pid}/fd`)
+      .filter((fd) => Number(fd) > 2)
+      .map((fd) => {
+        try {
+          return /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1];
+        } catch {
+          return undefined;
+        }
+      })
+      .filter((inode): inode is string => inode !== undefined);
+  } catch {
+    return false;
+  }
+  if (inodes.length === 0) return false;
+  // /proc/net/unix: Num RefCount Protocol Flags Type St Inode Path; St 03 is SS_CONNECTED.
+  return readFileSync('/proc/net/unix', 'utf8')
+    .split('\n')
+    .slice(1)
+    .some((line) => {
+      const fields = line.trim().split(/\s+/);
+      return fields[5] === '03' && inodes.includes(fields[6] ?? '');
+    });
 }

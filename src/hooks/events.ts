@@ -42,6 +42,11 @@ export interface HookRuntime {
   environment(cwd: string, agent: Agent): HookEnvironment;
   /** Asks for background work (queued jobs) to run soon; resolves once the request is made (a hook exits after). */
   wake(): void | Promise<void>;
+  /**
+   * In-process only: why this hook answered itself — `server-off`, `stdin-problem`, or why the server did not answer
+   * (`no-server`, `refused`, `lost`: it died mid-query, `timeout`, `bad-reply`, `declined`). In the hook log line.
+   */
+  fallback?: string;
 }
 
 /** One handler's view of a call. */

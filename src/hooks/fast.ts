@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { engramHome } from '../../scripts/home.mjs';
 import { serverPaths } from '../server/address.js';
-import { ask } from '../server/ask.js';
+import { askServer, type AskFailure } from '../server/ask.js';
 import type { ServerReply } from '../server/protocol.js';
 import type { HookEventName } from './contract.js';
 import type { HookCall } from './dispatch.js';
@@ -131,14 +131,18 @@ export async function runHook(entry: string, root: string, runtime: string = roo
       },
     };
     const serverOff = OFF.has((process.env.ENGRAM_SERVER ?? '').trim().toLowerCase());
+    let serverFailure: AskFailure | 'declined' | undefined;
     if (!serverOff && !call.stdinProblem) {
-      const reply = await ask<ServerReply>(serverPaths(engramHome(process.env)).socket, { v: 1, op: 'hook', version: VERSION, call }, budget.waitMs);
-      if (reply?.ok && reply.op === 'hook') return answerAndExit(reply.stdout);
+      const answer = await askServer<ServerReply>(serverPaths(engramHome(process.env)).socket, { v: 1, op: 'hook', version: VERSION, call }, budget.waitMs);
+      if ('reply' in answer && answer.reply.ok && answer.reply.op === 'hook') return answerAndExit(answer.reply.stdout);
+      // `declined`: the server answered but not this call (another Engram version, an invalid request).
+      serverFailure = 'failure' in answer ? answer.failure : 'declined';
     }
     // A computed URL, so the bundler leaves the in-process path out of this file.
     const inprocess = (await import(pathToFileURL(join(runtime, 'dist', 'hooks', 'inprocess.mjs')).href)) as { runInProcess: typeof runInProcess };
     stdout = await inprocess.runInProcess(call, {
       reason: serverOff ? 'server-off' : call.stdinProblem ? 'stdin-problem' : 'no-answer',
+      ...(serverFailure ? { serverFailure } : {}),
       installRoot: root,
       runtimeDir: runtime,
     });

@@ -29,6 +29,8 @@ export async function runInProcess(
   call: HookCall,
   options: {
     reason: FallbackReason;
+    /** With `no-answer`: why the server did not answer (written to the hook log with the answer). */
+    serverFailure?: string;
     /** The install folder (the plugin root): what the bootstrap is started for. */
     installRoot: string;
     /** The folder holding the bundles and dependencies (the install folder itself when built in place). */
@@ -86,6 +88,7 @@ export async function runInProcess(
     },
     environment: (cwd, agent) => hookEnvironment(settings, cwd, agent),
     wake: runJobs,
+    fallback: options.reason === 'no-answer' ? (options.serverFailure ?? 'no-answer') : options.reason,
   };
   let answered = false;
   try {
