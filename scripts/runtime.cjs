@@ -12,7 +12,6 @@
 'use strict';
 const { existsSync, readFileSync, statSync } = require('node:fs');
 const { join } = require('node:path');
-const { engramHome } = require('./home.cjs');
 
 /** The compiled better-sqlite3 addon, relative to a runtime folder. */
 const NATIVE_BINDING = 'node_modules/better-sqlite3/build/Release/better_sqlite3.node';
@@ -63,6 +62,8 @@ function lockStamp(root) {
 function findRuntime(root, env = process.env) {
   if (existsSync(join(root, FAST_PATH)) && existsSync(join(root, NATIVE_BINDING))) return { dir: root, kind: 'in-place' };
   try {
+    // Required here, not above: a source checkout built in place never needs it.
+    const { engramHome } = require('./home.cjs');
     const pointer = JSON.parse(readFileSync(pointerFile(root, engramHome(env)), 'utf8'));
     if (pointer.root === root && pointer.lock === lockStamp(root) && typeof pointer.dir === 'string') {
       return { dir: pointer.dir, kind: 'runtime', key: pointer.key };
