@@ -1,4 +1,5 @@
 import { storeSize, VERSION, type EngramCounts, type Settings, type Store } from '../../core/index.js';
+import { EVALUATION } from '../learn/index.js';
 import { installStatus, type InstallStatus } from './install.js';
 
 /** `engram status`: what is stored and where. */
@@ -9,6 +10,12 @@ export interface StatusReport {
   store: { path: string; schema_version: number; journal_mode: string; db_bytes: number; wal_bytes: number };
   engrams: EngramCounts;
   sessions: { total: number; open: number; prompts: number; last_started_at: string | null };
+  /**
+   * Evaluations by state; `retrying`: failed with attempts left (an unusable LLM answer, a failing model, a spent
+   * budget), asked again at the next drain; `gave_up`: failed three times; `unusable_answer`: of the failed, those whose
+   * last answer was unusable.
+   */
+  evaluations: { pending: number; running: number; completed: number; skipped: number; retrying: number; gave_up: number; unusable_answer: number };
   logs: string;
   /** Where the code runs from and any first-run bootstrap in progress (present when the caller names its install). */
   install?: InstallStatus;
@@ -40,6 +47,10 @@ export function storeStatus(
         prompts: sessions.prompts,
         last_started_at: sessions.last_started_at,
       },
+      evaluations: (() => {
+        const { pending, running, completed, skipped } = store.activity.evaluationCounts();
+        return { pending, running, completed, skipped, ...store.activity.evaluationRetries(EVALUATION.maxAttempts) };
+      })(),
       logs: settings.paths.logs,
       ...(install ? { install } : {}),
     };

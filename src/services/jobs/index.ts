@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { listBootstraps } from '../../../scripts/install-state.mjs';
 import { isEngramError, type Embedder, type EngramEnv, type Job, type JobKind, type LlmClient, type Logger, type Session, type Store } from '../../core/index.js';
-import { evaluateSession, extractSession, sessionSource } from '../learn/index.js';
+import { evaluateSession, extractSession, retryEvaluations, sessionSource } from '../learn/index.js';
 import { ingestSessions, subagentTranscripts } from '../tape/index.js';
 import { catchUpSessions, type CatchUpReport } from './catch-up.js';
 
@@ -173,7 +173,8 @@ export function queueAbandonedSessions(store: Store, now: Date, quietMs = ABANDO
 export const JOB_HANDLERS: Record<JobKind, JobHandler> = { 'session-end': sessionEnd };
 
 /** Runs pending jobs one at a time until none is left (or `limit` ran). Each is claimed in a write transaction, so
- * two servers never run the same job. A failing job is marked failed with its error and never retried in a loop. */
+ * two servers never run the same job. A failing job is marked failed with its error and never retried in a loop.
+ * Then retries a few evaluations that failed earlier (an unusable answer, a failing model) within the LLM caps. */
 export async function runPendingJobs(context: JobContext, options: { limit?: number } = {}): Promise<{ ran: number; failed: number }> {
   let ran = 0;
   let failed = 0;
@@ -196,6 +197,14 @@ export async function runPendingJobs(context: JobContext, options: { limit?: num
       context.log.error('job failed', { job: job.id, kind: job.kind, error });
       failed++;
     }
+  }
+  try {
+    const retried = await retryEvaluations(context.store, { llm: context.llm ?? null, now: context.now, log: context.log });
+    if (retried.length > 0) {
+      context.log.info('retried evaluations', { sessions: retried.map((report) => ({ session: report.session_id, outcome: report.outcome })) });
+    }
+  } catch (error) {
+    context.log.warn('evaluation retries failed', { error });
   }
   return { ran, failed };
 }
