@@ -29,6 +29,10 @@ export const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 /** ../shared beside the repository (fixtures, tools, models). */
 export const SHARED = join(ROOT, '..', 'shared');
 
+/** The pinned Claude Code CLI test/global-setup.ts installs (the cache fake-anthropic/run-claude.sh uses). */
+export const CLAUDE_BIN =
+  process.env.CLAUDE_BIN ?? join(process.env.XDG_CACHE_HOME ?? join(process.env.HOME ?? '', '.cache'), 'engram-test-claude-2.1.197', 'node_modules', '.bin', 'claude');
+
 const cleanups: Array<() => void> = [];
 afterEach(() => {
   while (cleanups.length) cleanups.pop()?.();

@@ -7,8 +7,8 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * The test run's setup and teardown:
- * - builds dist/ once (end-to-end tests spawn the bundles users run), and fetches the pinned Codex CLI the fake-openai
- *   runner drives, failing loudly when it cannot;
+ * - builds dist/ once (end-to-end tests spawn the bundles users run), and fetches the pinned Codex and Claude Code CLIs
+ *   the fake model runners drive, failing loudly when it cannot;
  * - moves HOME to a throwaway folder for every test process, so a test or a process it starts that forgets its own
  *   home writes nowhere real; the package and agent CLI caches stay where they were (XDG_CACHE_HOME,
  *   npm_config_cache);
@@ -17,34 +17,36 @@ import { fileURLToPath } from 'node:url';
  *   the real home's Engram, Claude Code or Codex folders changed.
  */
 
-/** The Codex CLI the fake-openai runner pins (../shared/tools/fake-openai/run-codex.sh). */
-const CODEX_VERSION = '0.169.0';
+/** The agent CLIs the fake model runners pin (../shared/tools/fake-openai/run-codex.sh, fake-anthropic/run-claude.sh). */
+export const AGENT_CLIS = {
+  codex: { package: '@openai/codex', version: '0.169.0', bin: 'codex', cache: 'engram-test-codex-0.169.0' },
+  claude: { package: '@anthropic-ai/claude-code', version: '2.1.197', bin: 'claude', cache: 'engram-test-claude-2.1.197' },
+} as const;
 /** How long the teardown gives detached processes (a drain finishing its job, a server noticing its home is gone). */
 const SETTLE_MS = 15_000;
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 
 /**
- * Installs the pinned Codex CLI into the cache run-codex.sh uses, once, before test files run in parallel: several
- * files drive the real Codex, and on a cold machine each would otherwise start its own `npm install` into the same
- * folder at the same time. Without ../shared/tools there is nothing to drive; otherwise a failure stops the run with
- * npm's reason instead of leaving each test to fail obscurely.
+ * Installs a pinned agent CLI into the cache its runner uses, once, before test files run in parallel: several files
+ * drive each CLI (and the manifests test runs `claude plugin validate`), and on a cold machine each would otherwise
+ * start its own `npm install` into the same folder at the same time, or depend on another file having run first.
+ * A failure stops the run with npm's reason instead of leaving tests to fail obscurely or skip.
  */
-function ensureCodexCli(): void {
-  if (!existsSync(join(root, '..', 'shared', 'tools', 'fake-openai', 'run-codex.sh')) || process.env.CODEX_BIN) return;
-  const cache = join(process.env.XDG_CACHE_HOME as string, `engram-test-codex-${CODEX_VERSION}`);
-  if (existsSync(join(cache, 'node_modules', '.bin', 'codex'))) return;
+function ensureAgentCli(cli: (typeof AGENT_CLIS)[keyof typeof AGENT_CLIS], override: string | undefined): void {
+  if (override) return;
+  const cache = join(process.env.XDG_CACHE_HOME as string, cli.cache);
+  const bin = join(cache, 'node_modules', '.bin', cli.bin);
+  if (existsSync(bin)) return;
   mkdirSync(cache, { recursive: true });
   try {
     execFileSync('npm', ['init', '-y'], { cwd: cache, stdio: 'pipe' });
-    execFileSync('npm', ['install', '--no-audit', '--no-fund', `@openai/codex@${CODEX_VERSION}`], { cwd: cache, stdio: 'pipe', timeout: 600_000 });
+    execFileSync('npm', ['install', '--no-audit', '--no-fund', `${cli.package}@${cli.version}`], { cwd: cache, stdio: 'pipe', timeout: 600_000 });
   } catch (error) {
     const { stderr, message } = error as { stderr?: Buffer; message: string };
-    throw new Error(`could not install @openai/codex@${CODEX_VERSION} into ${cache} for the Codex end-to-end tests: ${stderr?.toString().trim() || message}`);
+    throw new Error(`could not install ${cli.package}@${cli.version} into ${cache} for the tests that run it: ${stderr?.toString().trim() || message}`);
   }
-  if (!existsSync(join(cache, 'node_modules', '.bin', 'codex'))) {
-    throw new Error(`npm installed @openai/codex@${CODEX_VERSION} into ${cache} but node_modules/.bin/codex is missing`);
-  }
+  if (!existsSync(bin)) throw new Error(`npm installed ${cli.package}@${cli.version} into ${cache} but node_modules/.bin/${cli.bin} is missing`);
 }
 
 /** A process of this run: its pid, command line, and whether it carries the run's marker. */
@@ -103,7 +105,9 @@ export default function setup(): () => Promise<void> {
   const before = realHomeState(realHome);
 
   execFileSync(process.execPath, [join(root, 'scripts', 'build.mjs')], { stdio: 'inherit' });
-  ensureCodexCli();
+  // Without ../shared there is no fake model to drive the agents with; `claude plugin validate` needs none.
+  if (existsSync(join(root, '..', 'shared', 'tools', 'fake-openai', 'run-codex.sh'))) ensureAgentCli(AGENT_CLIS.codex, process.env.CODEX_BIN);
+  ensureAgentCli(AGENT_CLIS.claude, process.env.CLAUDE_BIN);
 
   return async function teardown(): Promise<void> {
     const deadline = Date.now() + SETTLE_MS;

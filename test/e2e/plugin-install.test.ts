@@ -19,25 +19,13 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { homedir, tmpdir } from 'node:os';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/core/index.js';
 import { bootstrapFiles } from '../../scripts/install-state.mjs';
-import { folderDigest, processEnv } from '../_helpers.js';
+import { CLAUDE_BIN as CLAUDE, folderDigest, processEnv } from '../_helpers.js';
 import { cleanClone, engramLine, expectNothingLeft, killLeftovers, logProblems, requestLog, RUN_CLAUDE, seedEngrams, TOPIC } from './_agents.js';
-
-const VERSION = '2.1.197';
-const CACHE = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), `engram-test-claude-${VERSION}`);
-const CLAUDE = process.env.CLAUDE_BIN ?? join(CACHE, 'node_modules', '.bin', 'claude');
-
-/** The same pinned install run-claude.sh does, so `claude plugin …` is available before the first session. */
-function ensureClaude(): void {
-  if (existsSync(CLAUDE)) return;
-  mkdirSync(CACHE, { recursive: true });
-  execFileSync('npm', ['init', '-y'], { cwd: CACHE, stdio: 'ignore' });
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', `@anthropic-ai/claude-code@${VERSION}`], { cwd: CACHE, stdio: 'ignore' });
-}
 
 /**
  * How Claude Code 2.1.197 records a hook that went wrong: a `hook_non_blocking_error` attachment ("Failed with
@@ -121,7 +109,6 @@ describe.skipIf(!existsSync(RUN_CLAUDE))('a marketplace install in the real Clau
 
   // Clean clone, marketplace add, install, then the first session, whose hooks bootstrap the install.
   beforeAll(async () => {
-    ensureClaude();
     // Not tempDir(): that folder is removed after each test, and this install serves both.
     work = realpathSync(mkdtempSync(join(tmpdir(), 'engram-install-')));
     clone = join(work, 'engram');
