@@ -207,8 +207,26 @@ export async function runWorker(args: string[]): Promise<string> {
 
 /** Offline embedding models (../shared/models, or $MODEL_DIR). Tests that need one skip, saying why, when absent. */
 export const MODELS_DIR = process.env.MODEL_DIR ?? join(SHARED, 'models');
-export const HAS_MODELS = existsSync(join(MODELS_DIR, 'static-use-256', 'onnx', 'model_quantized.onnx'));
-if (!HAS_MODELS) console.warn(`[engram tests] no embedding models in ${MODELS_DIR}: real-model tests are skipped`);
+/** The offline models tests use (../shared/models/README.md). */
+export type TestModel = 'static-use-256' | 'ctx-use-256';
+/** What transformers.js reads from a model folder (config, tokenizer, the quantized ONNX graph). */
+const MODEL_FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'onnx/model_quantized.onnx'];
+const warned = new Set<string>();
+/**
+ * True when every model named is complete in MODELS_DIR: a test gates on each model it loads, not on one of them.
+ * A missing one is named once per test file, with the file it lacks.
+ */
+export function hasModels(...models: TestModel[]): boolean {
+  let all = true;
+  for (const model of models) {
+    const missing = MODEL_FILES.find((file) => !existsSync(join(MODELS_DIR, model, file)));
+    if (missing === undefined) continue;
+    all = false;
+    if (!warned.has(model)) console.warn(`[engram tests] ${join(MODELS_DIR, model, missing)} is missing: tests that need ${model} are skipped`);
+    warned.add(model);
+  }
+  return all;
+}
 
 /** Engrams added to a home's store (for hook tests). */
 export function seed(home: string, drafts: Array<Parameters<typeof addEngram>[1]>): void {

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, engramProcess, HAS_MODELS, MODELS_DIR, ROOT, tempDir } from '../_helpers.js';
+import { cli, engramProcess, hasModels, MODELS_DIR, ROOT, tempDir } from '../_helpers.js';
 
 const LESSONS = [
   { text: 'Run npm run build before npm test; the e2e tests import the bundles in dist.', category: 'testing', tags: ['npm'] },
@@ -65,7 +65,7 @@ describe('engram search, import, reindex (CLI)', () => {
     expect(status.json).toMatchObject({ embedder: { kind: 'test', model: 'test:hash' }, vector_spaces: [{ model: 'test:hash', dim: 64, vectors: 4, pending: 0 }] });
   });
 
-  it.skipIf(!HAS_MODELS)('a real process finds a paraphrase with a real local model (ENGRAM_MODEL_DIR + ENGRAM_MODEL)', () => {
+  it.skipIf(!hasModels('ctx-use-256'))('a real process finds a paraphrase with a real local model (ENGRAM_MODEL_DIR + ENGRAM_MODEL)', () => {
     const home = tempDir();
     const file = join(home, 'lessons.jsonl');
     writeFileSync(file, jsonl(LESSONS));
