@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SCHEMA_VERSION } from '../../src/core/index.js';
 import { engramProcess, tempDir } from '../_helpers.js';
 
 describe('bin/engram', () => {
@@ -43,7 +44,7 @@ describe('bin/engram', () => {
     const home = tempDir();
     const status = engramProcess(['status'], { home });
     expect(status.status).toBe(0);
-    expect(JSON.parse(status.stdout)).toMatchObject({ home, store: { journal_mode: 'wal', schema_version: 8 }, engrams: { total: 0 } });
+    expect(JSON.parse(status.stdout)).toMatchObject({ home, store: { journal_mode: 'wal', schema_version: SCHEMA_VERSION }, engrams: { total: 0 } });
     const doctor = engramProcess(['doctor', '--pretty'], { home });
     expect(doctor.status).toBe(0);
     expect(doctor.stdout).toMatch(/^engram doctor: (ok|degraded)\n/);

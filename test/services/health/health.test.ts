@@ -1,7 +1,7 @@
 import { cpSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createHashingEmbedder, openStore, readEnv } from '../../../src/core/index.js';
+import { createHashingEmbedder, openStore, readEnv, SCHEMA_VERSION } from '../../../src/core/index.js';
 import { addEngram, checkClaude, checkCodex, CODEX_HOOK_EVENTS, embedPending, installHooks, runDoctor } from '../../../src/services/index.js';
 import { hasModels, MODELS_DIR, pluginFolder, ROOT, tempDir } from '../../_helpers.js';
 
@@ -281,7 +281,7 @@ describe('runDoctor', () => {
     const home = tempDir();
     await runDoctor(envFor(home), { installRoot: ROOT });
     const store = openStore({ path: join(home, '.engram', 'engram.db'), readonly: true });
-    expect(store.migration.to).toBeGreaterThan(0);
+    expect(store.migration.to).toBe(SCHEMA_VERSION);
     store.close();
   });
 });
