@@ -25,6 +25,7 @@ import { fileURLToPath } from 'node:url';
 import {
   BUILD_INPUTS,
   bootstrapFiles,
+  collectOldRuntimes,
   engramHome,
   linkRuntime,
   locateRuntime,
@@ -197,6 +198,12 @@ try {
     if (!nativeLoads(found.dir)) throw new Error('better-sqlite3 still does not load after rebuilding it');
   } else {
     buildRuntime(steps);
+  }
+  if (runtimeDir !== root) {
+    for (const dir of collectOldRuntimes(files.key, home)) {
+      say(`removed ${dir}: no install folder uses it any more`);
+      steps.push(`removed an unused runtime (${basename(dir)})`);
+    }
   }
   const seconds = (Date.now() - started.getTime()) / 1000;
   writeState({ status: 'done', steps, finished_at: new Date().toISOString(), seconds });

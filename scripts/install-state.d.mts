@@ -29,6 +29,7 @@ export declare function runtimeBase(env?: Env, home?: string): string;
 export declare function missingFiles(dir: string): string[];
 export declare function readRuntimeStamp(dir: string): { key: string; built_from: string; node: string; built_at: string } | null;
 export declare function isRuntimeFor(dir: string, key: string): boolean;
+export declare function collectOldRuntimes(keep: string, home?: string): string[];
 export declare function linkRuntime(root: string, dir: string, key: string, home?: string): void;
 export declare function locateRuntime(root: string, options?: { env?: Env; home?: string; link?: boolean }): RuntimeLocation | null;
 export declare function checkInstall(

@@ -13,7 +13,7 @@
 // `roots/<folder key>.json` (the runtime of one install folder: what the hook launcher reads, see runtime.cjs).
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { engramHome } from './home.mjs';
 // A static import (not createRequire), so esbuild bundles it into dist/ with the rest of this file.
@@ -128,6 +128,72 @@ function registryFile(key, home) {
 export function linkRuntime(root, dir, key, home = engramHome()) {
   writeJson(registryFile(key, home), { key, dir });
   writeJson(pointerFile(root, home), { root, dir, key, lock: lockStamp(root), linked_at: new Date().toISOString() });
+}
+
+/** A runtime key as the bootstrap names folders: `<version>-<12 hex>`. */
+const KEY_NAME = /^[0-9A-Za-z.+-]{1,64}-[0-9a-f]{12}$/;
+
+/**
+ * Removes the runtimes this home recorded that nothing uses any more, after a bootstrap built or linked `keep`: a
+ * plugin update leaves the previous version's runtime (a few hundred MB) in the plugin data folder, which survives
+ * updates. A runtime stays while any install folder's pointer still names it and that folder still exists with the
+ * same lockfile, or while a process runs from it (this home's server, a drain). Returns the folders removed.
+ */
+export function collectOldRuntimes(keep, home = engramHome()) {
+  const removed = [];
+  let names = [];
+  try {
+    names = readdirSync(join(home, 'runtime'));
+  } catch {
+    return removed;
+  }
+  const inUse = new Set([keep]);
+  try {
+    for (const name of readdirSync(join(home, 'runtime', 'roots'))) {
+      try {
+        const pointer = JSON.parse(readFileSync(join(home, 'runtime', 'roots', name), 'utf8'));
+        if (existsSync(pointer.root) && pointer.lock === lockStamp(pointer.root)) inUse.add(pointer.key);
+        else rmSync(join(home, 'runtime', 'roots', name), { force: true }); // its folder is gone or changed
+      } catch {
+        // Damaged: the launcher rewrites it.
+      }
+    }
+  } catch {
+    // No pointers yet.
+  }
+  const running = runningCommandLines();
+  for (const name of names.filter((entry) => entry.endsWith('.json'))) {
+    const key = name.slice(0, -'.json'.length);
+    if (!KEY_NAME.test(key) || inUse.has(key)) continue;
+    let dir;
+    try {
+      dir = JSON.parse(readFileSync(join(home, 'runtime', name), 'utf8')).dir;
+    } catch {
+      continue;
+    }
+    if (typeof dir !== 'string' || running.some((command) => command.includes(`${dir}/`))) continue;
+    // Only a folder that is a runtime of that key is removed, whatever the registry says.
+    if (existsSync(dir) && readRuntimeStamp(dir)?.key !== key) continue;
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(join(home, 'runtime', name), { force: true });
+    removed.push(dir);
+  }
+  return removed;
+}
+
+/** The command lines of this user's processes (Linux /proc; elsewhere none are known, so nothing counts as idle). */
+function runningCommandLines() {
+  if (process.platform !== 'linux') return ['/'];
+  const commands = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      commands.push(readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' '));
+    } catch {
+      // Gone, or not ours to read.
+    }
+  }
+  return commands;
 }
 
 /**

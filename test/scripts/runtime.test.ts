@@ -5,14 +5,15 @@
  * folder made from this checkout's build (fakeRuntime); the plugin-install tests run the real bootstrap in the real
  * agents.
  */
-import { spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/core/index.js';
 import {
   bootstrapFiles,
+  collectOldRuntimes,
   findRuntime,
   linkRuntime,
   locateRuntime,
@@ -20,7 +21,7 @@ import {
   pointerFile,
   runtimeKey,
 } from '../../scripts/install-state.mjs';
-import { fakeRuntime, folderDigest, hookProcess, pluginFolder, processEnv, ROOT, tempDir } from '../_helpers.js';
+import { fakeRuntime, folderDigest, hookProcess, pluginFolder, processEnv, ROOT, tempDir, until } from '../_helpers.js';
 
 const PROMPT = {
   session_id: 'sess-runtime',
@@ -83,6 +84,39 @@ describe('the runtime of an install folder', () => {
     expect(locateRuntime(second, { env, home })).toEqual({ dir, kind: 'runtime', key: runtimeKey(second) });
     expect(findRuntime(second, env)).toEqual({ dir, kind: 'runtime', key: runtimeKey(second) });
     expect(JSON.parse(readFileSync(pointerFile(second, home), 'utf8'))).toMatchObject({ root: second, dir });
+  });
+});
+
+describe('runtimes nothing uses any more', () => {
+  it('are removed after a bootstrap; those a folder still points at, or a process runs from, are kept', async () => {
+    const home = tempDir();
+    const data = join(tempDir(), 'plugin-data', 'runtime');
+    // The previous version's folder (another lockfile), removed by the agent's update; its runtime stays behind.
+    const previous = pluginFolder();
+    appendFileSync(join(previous, 'package-lock.json'), ' ');
+    const old = fakeRuntime(previous, home, data);
+    rmSync(previous, { recursive: true, force: true });
+    // Another version still installed (a folder marketplace next to the plugin cache).
+    const other = pluginFolder();
+    appendFileSync(join(other, 'package-lock.json'), '  ');
+    const kept = fakeRuntime(other, home, data);
+    // A third whose folder is gone but whose server still runs.
+    const busyRoot = pluginFolder();
+    appendFileSync(join(busyRoot, 'package-lock.json'), '   ');
+    const busy = fakeRuntime(busyRoot, home, data);
+    rmSync(busyRoot, { recursive: true, force: true });
+    const server = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)', join(busy, 'dist', 'server.mjs')], { stdio: 'ignore' });
+    try {
+      await until(() => readFileSync(`/proc/${server.pid}/cmdline`, 'utf8').includes(busy), 'the process to start');
+      const current = pluginFolder();
+      fakeRuntime(current, home, data);
+      expect(collectOldRuntimes(runtimeKey(current), home)).toEqual([old]);
+      expect(existsSync(old)).toBe(false);
+      expect(existsSync(join(home, 'runtime', `${runtimeKey(previous)}.json`))).toBe(false);
+      expect([kept, busy].map(existsSync)).toEqual([true, true]);
+    } finally {
+      server.kill('SIGKILL');
+    }
   });
 });
 
