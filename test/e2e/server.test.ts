@@ -106,6 +106,36 @@ describe.skipIf(process.platform !== 'linux')('the warm server', () => {
     expect(processesOf(home)).toEqual([]);
   }, 60_000);
 
+  it('a hook that gave up waiting on a busy server answers by itself, and the server does not handle it again', async () => {
+    const home = tempDir();
+    seed(home, LESSONS);
+    await hookProcess('user-prompt-submit', prompt('s1', 'docker builds'), { home, server: true });
+    const pid = await waitForServer(home);
+    // The server stops answering for longer than a Stop hook waits (a model loading, an index building).
+    process.kill(pid, 'SIGSTOP');
+    let stop;
+    try {
+      stop = await hookProcess(
+        'stop',
+        JSON.stringify({ session_id: 's1', transcript_path: '/tmp/t.jsonl', cwd: '/tmp', hook_event_name: 'Stop', stop_hook_active: false }),
+        { home, server: true },
+      );
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    expect(stop).toMatchObject({ code: 0, stdout: '', stderr: '' });
+    await until(() => hookLog(home).some((line) => String(line.msg).startsWith('hook gave up waiting')), 'the server to read the abandoned call');
+    const stops = hookLog(home).filter((line) => line.event === 'Stop');
+    expect(stops.map(({ msg, path, fallback }) => ({ msg, path, fallback }))).toEqual([
+      { msg: 'hook done', path: 'in-process', fallback: 'timeout' },
+      { msg: 'hook gave up waiting before the server read it; not handled twice', path: 'server', fallback: undefined },
+    ]);
+    await stopServer(home);
+    const store = openStore({ path: join(home, 'engram.db'), readonly: true });
+    expect(store.sessions.get('s1')?.turns).toBe(1);
+    store.close();
+  }, 60_000);
+
   it('sees engrams another process adds', async () => {
     const home = tempDir();
     seed(home, LESSONS);
