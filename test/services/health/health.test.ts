@@ -1,7 +1,7 @@
 import { cpSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createHashingEmbedder, openStore, readEnv, SCHEMA_VERSION } from '../../../src/core/index.js';
+import { createHashingEmbedder, loadEmbedder, loadSettings, openStore, readEnv, resolveEmbedder, SCHEMA_VERSION } from '../../../src/core/index.js';
 import { addEngram, checkClaude, checkCodex, CODEX_HOOK_EVENTS, embedPending, installHooks, runDoctor } from '../../../src/services/index.js';
 import { hasModels, MODELS_DIR, pluginFolder, ROOT, tempDir } from '../../_helpers.js';
 
@@ -201,6 +201,10 @@ describe('runDoctor', () => {
     const env = readEnv({ HOME: home, ENGRAM_MODEL_DIR: models, ENGRAM_MODEL: 'fresh' });
     const slow = (await runDoctor(env, { installRoot: ROOT, embedTimeoutMs: 1 })).checks.find((c) => c.name === 'embeddings');
     expect(slow).toMatchObject({ status: 'degraded', detail: expect.stringContaining('loading transformers:fresh and embedding one string took longer than 0 s') });
+    // The load doctor stopped waiting for goes on; let it finish before the test process may be torn down (the ONNX
+    // runtime does not survive its process exiting in the middle of creating a session).
+    const spec = resolveEmbedder(loadSettings(env)).spec;
+    if (spec) await loadEmbedder(spec).catch(() => {});
   });
 
   it.skipIf(!hasModels('static-use-256'))('says a working model loads and embeds, with its dimension', async () => {
