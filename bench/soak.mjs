@@ -113,37 +113,35 @@ function serverInfo() {
   }
 }
 
-function ask(request, timeoutMs = 2_000) {
+const alive = (pid) => {
+  try {
+    process.kill(pid, 0);
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+};
+
+/** True when the home's server is up: its description names a live process whose socket accepts a connection. */
+function serverUp() {
+  const info = serverInfo();
+  if (!info || !alive(info.pid)) return Promise.resolve(false);
   return new Promise((resolve) => {
-    const info = serverInfo();
-    if (!info) return resolve(null);
-    let buffer = '';
     const connection = createConnection(info.socket);
-    const done = (value) => {
-      clearTimeout(timer);
+    const done = (up) => {
       connection.destroy();
-      resolve(value);
+      resolve(up);
     };
-    const timer = setTimeout(() => done(null), timeoutMs);
-    connection.on('error', () => done(null));
-    connection.on('data', (chunk) => {
-      buffer += chunk;
-      if (buffer.includes('\n')) {
-        try {
-          done(JSON.parse(buffer.slice(0, buffer.indexOf('\n'))));
-        } catch {
-          done(null);
-        }
-      }
-    });
-    connection.write(`${JSON.stringify(request)}\n`);
+    connection.on('connect', () => done(true));
+    connection.on('error', () => done(false));
   });
 }
 
 async function cleanup() {
   if (state.cleaned) return;
   state.cleaned = true;
-  await ask({ v: 1, op: 'stop' }, 1_000);
+  const info = serverInfo();
+  if (info && alive(info.pid)) process.kill(info.pid, 'SIGTERM'); // it lets a running job finish its step, then exits
   const until = Date.now() + 8_000;
   while (homeProcesses().length > 0 && Date.now() < until) await sleep(200);
   for (const pid of homeProcesses()) {
@@ -448,7 +446,7 @@ async function main() {
       progress(`killed the server (pid ${info.pid})`);
       while (Date.now() - killedAt < 120_000 && !state.aborted) {
         const next = serverInfo();
-        if (next && next.pid !== info.pid && (await ask({ v: 1, op: 'ping' }, 1_000))?.ok) {
+        if (next && next.pid !== info.pid && (await serverUp())) {
           kill.back_after_ms = Date.now() - killedAt;
           break;
         }
@@ -488,8 +486,8 @@ async function main() {
       db.close();
     }
     if (!jobs.pending && !jobs.running) break;
-    // A server that went idle with work left is woken as a hook would.
-    if (!(await ask({ v: 1, op: 'wake' }, 1_000))) await runHook('Stop', { session_id: 'soak-wake', transcript_path: join(tmp, 'none.jsonl'), cwd: project, hook_event_name: 'Stop', stop_hook_active: false });
+    // A running server looks for pending jobs every few seconds; with none running, a hook starts one, as the agent's would.
+    if (!(await serverUp())) await runHook('Stop', { session_id: 'soak-wake', transcript_path: join(tmp, 'none.jsonl'), cwd: project, hook_event_name: 'Stop', stop_hook_active: false });
     await sleep(2_000);
   }
   clearInterval(sampler);
