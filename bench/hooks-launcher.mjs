@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// What finding the runtime costs a hook process: the launcher (hooks/run.cjs → scripts/runtime.cjs → the runtime's
+// What finding the runtime costs a hook process: the launcher (hooks/run.cjs findRuntime → the runtime's
 // dist/hooks/fast.cjs) in each install layout, against the floor of a CommonJS script that only reads stdin. Each
 // round runs every variant once, in a rotating order, as the agent runs a hook (`sh -c 'node …/hooks/run.cjs <entry>
 // --agent claude'` with a PreToolUse payload on stdin); the entry is one the fast path does not know, so the process
@@ -11,8 +11,9 @@
 // --baseline-launcher adds an in-place variant run by another hooks/run.cjs (e.g. `git show <commit>:hooks/run.cjs >
 // /tmp/old-run.cjs`), to compare a change of the launcher in the same run. Variants:
 // - in-place: a source checkout that ran ./install.sh (dist/ and node_modules/ in the install folder);
-// - plugin: an install folder with neither, its runtime found through $ENGRAM_HOME/runtime/roots/ (the layout every
-//   marketplace install has once bootstrapped).
+// - plugin: an install folder with neither, its runtime found through its pointer in the plugin data folder the agent
+//   gives the hooks (CLAUDE_PLUGIN_DATA; the layout every marketplace install has once bootstrapped);
+// - plugin, no data folder: the same found through $ENGRAM_HOME/runtime/roots/ (hooks registered by hand).
 // Everything lives in a temporary folder (dist/ copied from this checkout's build, node_modules linked), removed at
 // the end. Asserts nothing.
 import { spawnSync } from 'node:child_process';
@@ -54,20 +55,24 @@ const states = await import(pathToFileURL(join(root, 'scripts', 'install-state.m
 const inPlace = installFolder('in-place', { inPlace: true });
 const plugin = installFolder('plugin', { inPlace: false });
 const key = states.runtimeKey(plugin);
-const runtime = join(tmp, 'plugin-data', 'runtime', key);
+const pluginData = join(tmp, 'plugin-data');
+const runtime = join(pluginData, 'runtime', key);
 mkdirSync(runtime, { recursive: true });
 cpSync(join(root, 'dist'), join(runtime, 'dist'), { recursive: true });
 symlinkSync(join(root, 'node_modules'), join(runtime, 'node_modules'), 'dir');
 writeFileSync(join(runtime, states.RUNTIME_STAMP), JSON.stringify({ key }));
-states.linkRuntime(plugin, runtime, key, home);
-if (states.findRuntime(plugin, { HOME: tmp, ENGRAM_HOME: home })?.dir !== runtime) throw new Error('the plugin layout does not resolve');
+states.linkRuntime(plugin, runtime, key, home, { CLAUDE_PLUGIN_DATA: pluginData });
+for (const env of [{ CLAUDE_PLUGIN_DATA: pluginData }, { HOME: tmp, ENGRAM_HOME: home }]) {
+  if (states.findRuntime(plugin, env)?.dir !== runtime) throw new Error('the plugin layout does not resolve');
+}
 
 const quote = (text) => `'${text.replaceAll("'", "'\\''")}'`;
 const launch = (folder) => `node ${quote(join(folder, 'hooks', 'run.cjs'))} bench-modules --agent claude`;
 const variants = [
   { name: 'floor: CommonJS reads stdin', command: `node ${quote(join(root, 'bench', 'hooks-stdin.cjs'))}` },
   { name: 'in-place', command: launch(inPlace) },
-  { name: 'plugin (runtime folder)', command: launch(plugin) },
+  { name: 'plugin (runtime folder)', command: `CLAUDE_PLUGIN_DATA=${quote(pluginData)} ${launch(plugin)}` },
+  { name: 'plugin, no data folder', command: launch(plugin) },
 ];
 if (BASELINE) variants.push({ name: 'in-place, baseline launcher', command: launch(installFolder('baseline', { inPlace: true, launcher: BASELINE })) });
 

@@ -13,8 +13,9 @@
 //                        [--layout in-place|plugin]
 //
 // --layout plugin measures a plugin install as the agents make it: the launcher in an install folder that holds no
-// dist/ or node_modules/, its runtime in a runtime folder found through $ENGRAM_HOME/runtime/roots/ (see
-// scripts/runtime.cjs); in-place (the default) is a source checkout that ran ./install.sh.
+// dist/ or node_modules/, its runtime in a runtime folder found through the pointer in the plugin data folder
+// (CLAUDE_PLUGIN_DATA; see hooks/run.cjs findRuntime); in-place (the default) is a source checkout that ran
+// ./install.sh.
 // --json prints only the JSON line. --keep keeps the temporary folder (store, logs, project) for inspection; the
 // server is stopped either way. Everything lives in one temporary folder: nothing is written to the repository or
 // to ~/.engram. The built install (dist/, hooks/run.cjs) is copied there first, so a rebuild during the run cannot
@@ -311,17 +312,18 @@ async function main() {
   mkdirSync(join(install, 'hooks'), { recursive: true });
   mkdirSync(join(install, 'scripts'), { recursive: true });
   cpSync(join(root, 'hooks', 'run.cjs'), join(install, 'hooks', 'run.cjs'));
-  for (const file of ['install-state.mjs', 'home.mjs', 'home.cjs', 'runtime.cjs']) cpSync(join(root, 'scripts', file), join(install, 'scripts', file));
+  for (const file of ['install-state.mjs', 'home.mjs', 'home.cjs']) cpSync(join(root, 'scripts', file), join(install, 'scripts', file));
   for (const file of ['package.json', 'package-lock.json']) cpSync(join(root, file), join(install, file));
   // Where dist/ and node_modules/ are: the install folder itself, or a runtime folder as the bootstrap leaves it.
   let runtimeDir = install;
+  const pluginData = join(tmp, 'plugin-data');
   if (LAYOUT === 'plugin') {
     const states = await import(pathToFileURL(join(install, 'scripts', 'install-state.mjs')).href);
     const key = states.runtimeKey(install);
-    runtimeDir = join(tmp, 'runtime', key);
+    runtimeDir = join(pluginData, 'runtime', key);
     mkdirSync(runtimeDir, { recursive: true });
     writeFileSync(join(runtimeDir, states.RUNTIME_STAMP), JSON.stringify({ key }));
-    states.linkRuntime(install, runtimeDir, key, home);
+    states.linkRuntime(install, runtimeDir, key, home, { CLAUDE_PLUGIN_DATA: pluginData });
   }
   cpSync(join(root, 'dist'), join(runtimeDir, 'dist'), { recursive: true });
   symlinkSync(join(root, 'node_modules'), join(runtimeDir, 'node_modules'), 'dir');
@@ -350,6 +352,7 @@ async function main() {
     PWD: cwd,
     CLAUDE_PROJECT_DIR: cwd,
     CLAUDE_PLUGIN_ROOT: install,
+    ...(LAYOUT === 'plugin' ? { CLAUDE_PLUGIN_DATA: pluginData } : {}),
     CLAUDE_CODE_ENTRYPOINT: 'cli',
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
   };

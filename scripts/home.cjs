@@ -1,6 +1,6 @@
 // Where Engram's data lives: `$ENGRAM_HOME` (a leading `~` expanded, relative paths against `cwd`), default
 // `~/.engram`. Its own module, with nothing but node:os and node:path, because every hook process computes it first.
-// CommonJS so the hook launcher (hooks/run.cjs, via runtime.cjs) can require it without loading an ES module;
+// CommonJS so the hook launcher (hooks/run.cjs) can require it without loading an ES module;
 // home.mjs re-exports it for the ES modules.
 'use strict';
 const { homedir } = require('node:os');

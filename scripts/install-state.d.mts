@@ -22,7 +22,7 @@ type Env = Record<string, string | undefined>;
 export declare function findRuntime(root: string, env?: Env): RuntimeLocation | null;
 export declare function folderKey(path: string): string;
 export declare function lockStamp(root: string): string;
-export declare function pointerFile(root: string, home: string): string;
+export declare function pointerFile(root: string, env?: Env): string;
 export declare function pluginDataDir(env?: Env): string | null;
 export declare function runtimeKey(root: string): string;
 export declare function runtimeBase(env?: Env, home?: string): string;
@@ -30,7 +30,7 @@ export declare function missingFiles(dir: string): string[];
 export declare function readRuntimeStamp(dir: string): { key: string; built_from: string; node: string; built_at: string } | null;
 export declare function isRuntimeFor(dir: string, key: string): boolean;
 export declare function collectOldRuntimes(keep: string, home?: string): string[];
-export declare function linkRuntime(root: string, dir: string, key: string, home?: string): void;
+export declare function linkRuntime(root: string, dir: string, key: string, home?: string, env?: Env): void;
 export declare function locateRuntime(root: string, options?: { env?: Env; home?: string; link?: boolean }): RuntimeLocation | null;
 export declare function checkInstall(
   root: string,

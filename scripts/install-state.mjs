@@ -10,14 +10,16 @@
 // data folder (PLUGIN_DATA for Codex, CLAUDE_PLUGIN_DATA for Claude Code; it survives plugin updates), else
 // `$ENGRAM_HOME/runtime/<key>/`. `$ENGRAM_HOME/runtime/` also holds `<key>.json` (where the runtime of a key was
 // built, so the CLI run from a shell, without the agent's variables, and the other agent find it) and
-// `roots/<folder key>.json` (the runtime of one install folder: what the hook launcher reads, see runtime.cjs).
+// `roots/<folder key>.json` (the runtime of one install folder for the CLI in a shell; a plugin's hooks read the same
+// pointer in the plugin data folder). The hot half of the lookup, findRuntime, lives in hooks/run.cjs and is
+// re-exported here (see that file for why).
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { engramHome } from './home.mjs';
 // A static import (not createRequire), so esbuild bundles it into dist/ with the rest of this file.
-import runtime from './runtime.cjs';
+import launcher from '../hooks/run.cjs';
 
 /** The hook entries (`node hooks/run.cjs <entry>`), one per event Engram handles; plugin.json registers them. */
 export const HOOK_ENTRIES = ['session-start', 'user-prompt-submit', 'pre-tool-use', 'post-tool-use', 'post-tool-use-failure', 'stop', 'session-end'];
@@ -26,7 +28,7 @@ export const HOOK_ENTRIES = ['session-start', 'user-prompt-submit', 'pre-tool-us
 export const RUNTIME_PACKAGES = ['better-sqlite3', 'sqlite-vec'];
 
 /** The compiled better-sqlite3 addon, relative to a runtime folder. */
-export const NATIVE_BINDING = runtime.NATIVE_BINDING;
+export const NATIVE_BINDING = launcher.NATIVE_BINDING;
 
 /** The bundles a runtime folder must hold. */
 export const BUNDLES = ['dist/cli.mjs', 'dist/server.mjs', 'dist/hooks/fast.cjs', 'dist/hooks/inprocess.mjs'];
@@ -45,9 +47,10 @@ export const RETRY_AFTER_MS = 10 * 60 * 1000;
 export const STALE_LOCK_MS = 20 * 60 * 1000;
 
 export { engramHome } from './home.mjs';
-export const { findRuntime, folderKey, lockStamp, pointerFile } = runtime;
+export const { findRuntime, folderKey, lockStamp, pointerFile } = launcher;
 
-/** The data folder the agent gives its plugin (Codex: PLUGIN_DATA; Claude Code: CLAUDE_PLUGIN_DATA), or null. */
+/** The data folder the agent gives its plugin (Codex: PLUGIN_DATA; Claude Code: CLAUDE_PLUGIN_DATA), or null; the
+ * launcher's pointerFile reads the same two variables. */
 export function pluginDataDir(env = process.env) {
   for (const name of ['PLUGIN_DATA', 'CLAUDE_PLUGIN_DATA']) {
     const value = env[name]?.trim();
@@ -121,13 +124,19 @@ function registryFile(key, home) {
   return join(home, 'runtime', `${key}.json`);
 }
 
+/** The pointer of install folder `root` in the home (what the CLI in a shell reads). */
+const homePointer = (root, home) => pointerFile(root, { HOME: home, ENGRAM_HOME: home });
+
 /**
- * Records that the install folder `root` runs from the runtime `dir` (the pointer the hook launcher reads), and that
- * the runtime of `key` lives in `dir` (so other install folders with the same key find it).
+ * Records that the install folder `root` runs from the runtime `dir` — its pointer in the home, and in the plugin data
+ * folder when `env` names one (what the plugin's hooks read) — and that the runtime of `key` lives in `dir` (so
+ * other install folders with the same key find it).
  */
-export function linkRuntime(root, dir, key, home = engramHome()) {
+export function linkRuntime(root, dir, key, home = engramHome(), env = process.env) {
   writeJson(registryFile(key, home), { key, dir });
-  writeJson(pointerFile(root, home), { root, dir, key, lock: lockStamp(root), linked_at: new Date().toISOString() });
+  const pointer = { root, dir, key, lock: lockStamp(root), linked_at: new Date().toISOString() };
+  writeJson(homePointer(root, home), pointer);
+  if (pluginDataDir(env)) writeJson(pointerFile(root, env), pointer);
 }
 
 /** A runtime key as the bootstrap names folders: `<version>-<12 hex>`. */
@@ -148,6 +157,7 @@ export function collectOldRuntimes(keep, home = engramHome()) {
     return removed;
   }
   const inUse = new Set([keep]);
+  // Every install folder with a runtime has a pointer in the home (linkRuntime writes it whatever else it writes).
   try {
     for (const name of readdirSync(join(home, 'runtime', 'roots'))) {
       try {
@@ -206,22 +216,24 @@ function runningCommandLines() {
 export function locateRuntime(root, options = {}) {
   const env = options.env ?? process.env;
   const home = options.home ?? engramHome(env);
-  const known = runtime.findRuntime(root, { ...env, ENGRAM_HOME: home });
+  const known = findRuntime(root, { ...env, ENGRAM_HOME: home });
   if (known && (known.kind === 'in-place' || missingFiles(known.dir).length === 0)) return known;
   const key = runtimeKey(root);
   const candidates = [];
-  try {
-    const recorded = JSON.parse(readFileSync(registryFile(key, home), 'utf8')).dir;
-    if (typeof recorded === 'string') candidates.push(recorded);
-  } catch {
-    // Never built for this home.
+  for (const file of [homePointer(root, home), registryFile(key, home)]) {
+    try {
+      const recorded = JSON.parse(readFileSync(file, 'utf8'));
+      if (typeof recorded.dir === 'string') candidates.push(recorded.dir);
+    } catch {
+      // Never linked or built for this home.
+    }
   }
   candidates.push(join(runtimeBase(env, home), key), join(home, 'runtime', key));
   for (const dir of candidates) {
     if (!isRuntimeFor(dir, key)) continue;
     if (options.link !== false) {
       try {
-        linkRuntime(root, dir, key, home);
+        linkRuntime(root, dir, key, home, env);
       } catch {
         // An unwritable home: found anyway, looked up the slow way again next time.
       }

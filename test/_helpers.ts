@@ -338,16 +338,17 @@ export function pluginFolder(files: string[] = []): string {
 /**
  * A finished runtime folder for `root` as the bootstrap leaves it (dist/ copied from this checkout's build,
  * node_modules/ linked to this checkout's, the stamp), under `<base>/<key>`, linked for `root` in `home`. The real
- * bootstrap (npm ci, native build) is exercised end to end by the plugin-install tests.
+ * bootstrap (npm ci, native build) is exercised end to end by the plugin-install tests. With `env` naming a plugin data
+ * folder, the pointer is written there too, as a hook's bootstrap does.
  */
-export function fakeRuntime(root: string, home: string, base = join(home, 'runtime')): string {
+export function fakeRuntime(root: string, home: string, base = join(home, 'runtime'), env: Record<string, string> = {}): string {
   const key = runtimeKey(root);
   const dir = join(base, key);
   mkdirSync(dir, { recursive: true });
   cpSync(join(ROOT, 'dist'), join(dir, 'dist'), { recursive: true });
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
   writeFileSync(join(dir, RUNTIME_STAMP), JSON.stringify({ key, built_from: root }));
-  linkRuntime(root, dir, key, home);
+  linkRuntime(root, dir, key, home, env);
   return dir;
 }
 

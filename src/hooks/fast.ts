@@ -100,7 +100,7 @@ function logFailure(event: string, error: unknown): void {
 /**
  * Runs the hook `entry` of the install folder `root` (the plugin root: what the bootstrap is started for), whose
  * bundles and dependencies are in `runtime` (the same folder for a source checkout built in place, else the runtime
- * folder the bootstrap built; scripts/runtime.cjs). Always exits 0; never blocks the agent.
+ * folder the bootstrap built; hooks/run.cjs findRuntime). Always exits 0; never blocks the agent.
  */
 export async function runHook(entry: string, root: string, runtime: string = root): Promise<void> {
   const event = (HOOK_ENTRY_EVENTS as Record<string, HookEventName | undefined>)[entry];

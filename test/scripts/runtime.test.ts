@@ -1,5 +1,5 @@
 /**
- * Where an install folder's code runs from (scripts/runtime.cjs, scripts/install-state.mjs) and the launchers that use
+ * Where an install folder's code runs from (hooks/run.cjs findRuntime, scripts/install-state.mjs) and the launchers that use
  * it (hooks/run.cjs, bin/engram). An agent's plugin folder must stay exactly as installed — Codex fingerprints it to
  * trust the hooks — so its dependencies and bundles live in a runtime folder outside it. These tests use a runtime
  * folder made from this checkout's build (fakeRuntime); the plugin-install tests run the real bootstrap in the real
@@ -47,7 +47,7 @@ describe('the runtime of an install folder', () => {
   });
 
   it('spells the native addon path once', () => {
-    const launcher = createRequire(import.meta.url)('../../scripts/runtime.cjs') as { NATIVE_BINDING: string };
+    const launcher = createRequire(import.meta.url)('../../hooks/run.cjs') as { NATIVE_BINDING: string };
     expect(launcher.NATIVE_BINDING).toBe(INSTALL_STATE_BINDING);
     expect(existsSync(join(ROOT, INSTALL_STATE_BINDING))).toBe(true);
   });
@@ -83,7 +83,7 @@ describe('the runtime of an install folder', () => {
     expect(findRuntime(second, env)).toBeNull();
     expect(locateRuntime(second, { env, home })).toEqual({ dir, kind: 'runtime', key: runtimeKey(second) });
     expect(findRuntime(second, env)).toEqual({ dir, kind: 'runtime', key: runtimeKey(second) });
-    expect(JSON.parse(readFileSync(pointerFile(second, home), 'utf8'))).toMatchObject({ root: second, dir });
+    expect(JSON.parse(readFileSync(pointerFile(second, { HOME: home, ENGRAM_HOME: home }), 'utf8'))).toMatchObject({ root: second, dir });
   });
 });
 
@@ -132,6 +132,25 @@ describe('the hook launcher of a plugin install', () => {
     expect(folderDigest(root)).toEqual(before);
   });
 
+  it('finds a plugin’s runtime through the pointer in the data folder the agent gives its hooks, loading no other module', async () => {
+    const root = pluginFolder();
+    const home = tempDir();
+    const data = tempDir();
+    const dir = fakeRuntime(root, home, join(data, 'runtime'), { CLAUDE_PLUGIN_DATA: data });
+    const result = await hookProcess('user-prompt-submit', JSON.stringify(PROMPT), { home, root, env: { CLAUDE_PLUGIN_DATA: data } });
+    expect(result).toMatchObject({ code: 0, stdout: '', stderr: '' });
+    expect(prompts(home)).toEqual([PROMPT.prompt]);
+    // What the launcher loads to find it: nothing but itself (the home rule is needed only without a data folder).
+    const probe = (env: Record<string, string>, folder: string) => {
+      const script = `const l = require(${JSON.stringify(join(folder, 'hooks', 'run.cjs'))}); const r = l.findRuntime(${JSON.stringify(folder)}, ${JSON.stringify(env)}); process.stdout.write(JSON.stringify({ dir: r && r.dir, modules: Object.keys(require.cache) }));`;
+      return JSON.parse(spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' }).stdout) as { dir: string | null; modules: string[] };
+    };
+    expect(probe({ PLUGIN_DATA: data }, root)).toEqual({ dir, modules: [join(root, 'hooks', 'run.cjs')] });
+    expect(probe({}, ROOT)).toEqual({ dir: ROOT, modules: [join(ROOT, 'hooks', 'run.cjs')] });
+    // Without a data folder (hooks registered by hand): the home's pointer, through the home rule.
+    expect(probe({ HOME: home, ENGRAM_HOME: home }, root)).toEqual({ dir, modules: [join(root, 'hooks', 'run.cjs'), join(root, 'scripts', 'home.cjs')] });
+  });
+
   it('links a runtime another copy of the same version built, and runs the hook at once', async () => {
     const home = tempDir();
     const built = pluginFolder();
@@ -141,7 +160,7 @@ describe('the hook launcher of a plugin install', () => {
     const result = await hookProcess('user-prompt-submit', JSON.stringify(PROMPT), { home, root: copy });
     expect(result).toMatchObject({ code: 0, stdout: '', stderr: '' });
     expect(prompts(home)).toEqual([PROMPT.prompt]);
-    expect(existsSync(pointerFile(copy, home))).toBe(true);
+    expect(existsSync(pointerFile(copy, { HOME: home, ENGRAM_HOME: home }))).toBe(true);
     expect(existsSync(bootstrapFiles(copy, home).state)).toBe(false); // no bootstrap was needed
     expect(folderDigest(copy)).toEqual(before);
   });
