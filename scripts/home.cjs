@@ -3,7 +3,6 @@
 // CommonJS so the hook launcher (hooks/run.cjs) can require it without loading an ES module;
 // home.mjs re-exports it for the ES modules.
 'use strict';
-const { homedir } = require('node:os');
 const { isAbsolute, join, resolve } = require('node:path');
 
 /**
@@ -11,7 +10,8 @@ const { isAbsolute, join, resolve } = require('node:path');
  * call this.
  */
 function engramHome(env = process.env, options = {}) {
-  const userHome = options.userHome ?? (env.HOME && env.HOME.trim() ? env.HOME : homedir());
+  // node:os only when HOME is unset: it is not loaded at Node's start-up, and every hook process computes this.
+  const userHome = options.userHome ?? (env.HOME && env.HOME.trim() ? env.HOME : require('node:os').homedir());
   const raw = env.ENGRAM_HOME && env.ENGRAM_HOME.trim() ? env.ENGRAM_HOME : '';
   if (!raw) return join(userHome, '.engram');
   const expanded = raw === '~' ? userHome : raw.startsWith('~/') ? join(userHome, raw.slice(2)) : raw;
