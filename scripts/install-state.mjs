@@ -34,7 +34,7 @@ export const NATIVE_BINDING = launcher.NATIVE_BINDING;
 export const BUNDLES = ['dist/cli.mjs', 'dist/server.mjs', 'dist/hooks/fast.cjs', 'dist/hooks/inprocess.mjs'];
 
 /** What the bootstrap copies from the install folder into a new runtime folder to install and build there. */
-export const BUILD_INPUTS = ['package.json', 'package-lock.json', 'plugin.json', 'tsconfig.json', 'src', 'scripts'];
+export const BUILD_INPUTS = ['package.json', 'package-lock.json', 'plugin.json', 'tsconfig.json', 'src', 'scripts', 'hooks'];
 
 /** The file a finished runtime folder holds: its key, and what built it. Written last, before the folder is renamed
  * into place. */

@@ -6,17 +6,19 @@
  * agents.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/core/index.js';
 import {
+  BUILD_INPUTS,
   bootstrapFiles,
   collectOldRuntimes,
   findRuntime,
   linkRuntime,
   locateRuntime,
+  missingFiles,
   NATIVE_BINDING as INSTALL_STATE_BINDING,
   pointerFile,
   runtimeKey,
@@ -84,6 +86,18 @@ describe('the runtime of an install folder', () => {
     expect(locateRuntime(second, { env, home })).toEqual({ dir, kind: 'runtime', key: runtimeKey(second) });
     expect(findRuntime(second, env)).toEqual({ dir, kind: 'runtime', key: runtimeKey(second) });
     expect(JSON.parse(readFileSync(pointerFile(second, { HOME: home, ENGRAM_HOME: home }), 'utf8'))).toMatchObject({ root: second, dir });
+  });
+});
+
+describe('a runtime folder', () => {
+  it('builds from the build inputs the bootstrap copies, and nothing else of the install folder', () => {
+    // What bootstrap.mjs does after npm ci, with this checkout's node_modules linked instead of installed.
+    const runtime = tempDir('engram-runtime-');
+    for (const name of BUILD_INPUTS) cpSync(join(ROOT, name), join(runtime, name), { recursive: true });
+    symlinkSync(join(ROOT, 'node_modules'), join(runtime, 'node_modules'), 'dir');
+    const build = spawnSync(process.execPath, [join(runtime, 'scripts', 'build.mjs')], { cwd: runtime, encoding: 'utf8' });
+    expect(build.status, build.stderr).toBe(0);
+    expect(missingFiles(runtime)).toEqual([]);
   });
 });
 
