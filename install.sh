@@ -49,7 +49,12 @@ step "Building"
 node scripts/manifests.mjs --check
 node scripts/build.mjs
 
-# 4. Agent registration, through each agent's own CLI.
+# 4. The strong embedding model when the hub can be reached (checksum-verified, HF_ENDPOINT and proxies honoured);
+#    when it cannot, one line says so and search keeps the offline encoder. ENGRAM_MODEL_PULL=off skips this.
+step "Embedding model"
+node bin/engram model pull --if-reachable --pretty || say "  (model pull failed; search keeps its current model)"
+
+# 5. Agent registration, through each agent's own CLI.
 claude_bin=$(command -v claude || true)
 codex_bin=$(command -v codex || true)
 if [ "$register" = 1 ] && [ -n "$claude_bin" ]; then
@@ -73,7 +78,7 @@ if [ "$register" = 1 ] && [ -n "$codex_bin" ]; then
   say "  (or let Engram record that trust through Codex's own app-server: engram hooks trust --agent codex)."
 fi
 
-# 5. Check the result.
+# 6. Check the result.
 step "Checking the installation (engram doctor)"
 set +e
 node bin/engram doctor --pretty

@@ -1,9 +1,22 @@
-// What hooks would inject for the labelled queries: the retrieval bench's searches, then the hooks' relevance rule
-// (services/inject). Bundled and run by bench/inject.mjs. Prints a table and JSON; asserts nothing.
+// What hooks would inject for the labelled queries: the retrieval bench's searches (abstain rule on, as in hooks),
+// then the hooks' relevance rule (services/inject). Bundled and run by bench/inject.mjs. Prints a table and JSON;
+// asserts nothing.
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { resolveEmbedder, loadSettings, readEnv } from '../src/core/index.js';
-import { chooseHits, INJECT, runRetrievalBench, searchTuning, type SearchMode } from '../src/services/index.js';
+import { join, resolve } from 'node:path';
+import { loadSettings, readEnv, type EmbedderChoice } from '../src/core/index.js';
+import {
+  chooseHits,
+  EVAL_SET_NAMES,
+  evalSetFiles,
+  INJECT,
+  runRetrievalBench,
+  searchTuning,
+  tuningQueryFile,
+  type EvalSetName,
+  type SearchResponse,
+  type EvalSplit,
+  type SearchMode,
+} from '../src/services/index.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string): string => {
@@ -11,10 +24,17 @@ const option = (name: string, fallback: string): string => {
   return index >= 0 ? (args[index + 1] as string) : fallback;
 };
 const root = option('--root', process.cwd());
-const split = option('--split', 'dev');
-const lines = (file: string): string[] => readFileSync(join(root, 'fixtures', 'eval', file), 'utf8').split('\n');
-const settings = loadSettings(readEnv());
-const choice = resolveEmbedder(settings);
+const sets = option('--sets', EVAL_SET_NAMES.join(',')).split(',') as EvalSetName[];
+const splits = option('--splits', 'dev,test').split(',') as EvalSplit[];
+const embedders = option('--embedders', 'use-lite,ctx-use-256,static-use-256').split(',');
+const modelDir = resolve(option('--model-dir', join(root, '..', 'shared', 'models')));
+
+function choiceOf(name: string): EmbedderChoice {
+  if (name === 'none') return { spec: null, reason: 'bench: BM25 only' };
+  if (name === 'use-lite') return { spec: { kind: 'use-lite', model: 'use-lite' }, reason: 'bench' };
+  return { spec: { kind: 'transformers', model: name, modelDir, folder: join(modelDir, name), quantized: true }, reason: 'bench' };
+}
+const kindOf = (name: string): string | null => (name === 'none' ? null : name === 'use-lite' ? 'use-lite' : 'transformers');
 
 interface Tally {
   answerable: number;
@@ -22,75 +42,111 @@ interface Tally {
   relevantInjected: number;
   injected: number;
   unanswerable: number;
-  abstained: number;
+  silent: number;
 }
-const tallies = new Map<SearchMode, Tally>();
-const seen: Array<{ query: { q: string; relevant: string[] }; response: any; ids: (id: number) => readonly string[]; mode: SearchMode }> = [];
+const pct = (a: number, b: number): string => (b === 0 ? '-' : `${((100 * a) / b).toFixed(1)} %`);
+// --sweep: the hooks' thresholds over a grid, on the dev splits only (tuningQueryFile refuses test).
+const sweep = args.includes('--sweep');
+const seen: Array<{ set: string; query: { q: string; relevant: string[]; event?: string; hook_query?: string }; response: SearchResponse; ids: (id: number) => readonly string[] }> = [];
+const rows: Array<Record<string, string | number>> = [];
+const settings = loadSettings(readEnv());
 
-await runRetrievalBench({
-  memories: lines('memories.jsonl'),
-  queries: lines(`queries-${split}.jsonl`),
-  k: INJECT.candidates,
-  modes: choice.spec ? ['bm25', 'hybrid'] : ['bm25'],
-  embedder: choice,
-  tuning: searchTuning(settings.config),
-  inspect(query, response, memoryIdsOf, mode) {
-    seen.push({ query, response, ids: memoryIdsOf, mode });
-    const tally = tallies.get(mode) ?? { answerable: 0, injectedSome: 0, relevantInjected: 0, injected: 0, unanswerable: 0, abstained: 0 };
-    tallies.set(mode, tally);
-    const chosen = response.abstained
-      ? []
-      : chooseHits(response.results, query.q, { max: INJECT.promptMax, alreadyShown: new Set(), embedderKind: response.model ? (choice.spec?.kind ?? null) : null });
-    if (query.relevant.length === 0) {
-      tally.unanswerable++;
-      if (chosen.length === 0) tally.abstained++;
-      return;
+for (const embedder of embedders) {
+  for (const set of sets) {
+    for (const split of splits) {
+      const files = sweep ? { memories: evalSetFiles(root, set, 'dev').memories, queries: tuningQueryFile(root, set, split) } : evalSetFiles(root, set, split);
+      const tallies = new Map<string, Tally>();
+      const tally = (key: string): Tally => {
+        const t = tallies.get(key) ?? { answerable: 0, injectedSome: 0, relevantInjected: 0, injected: 0, unanswerable: 0, silent: 0 };
+        tallies.set(key, t);
+        return t;
+      };
+      await runRetrievalBench({
+        memories: readFileSync(files.memories, 'utf8').split('\n'),
+        queries: readFileSync(files.queries, 'utf8').split('\n'),
+        k: INJECT.candidates,
+        modes: embedder === 'none' ? ['bm25'] : ['bm25', 'hybrid'],
+        embedder: choiceOf(embedder),
+        tuning: searchTuning(settings.config),
+        inspect(query, response, memoryIdsOf, mode) {
+          // Tool events search with BM25 alone (INJECT.toolMode); prompts with the warm server's hybrid.
+          const hookMode: SearchMode = query.event && query.event !== 'UserPromptSubmit' ? INJECT.toolMode : embedder === 'none' ? 'bm25' : 'hybrid';
+          const max = query.event && query.event !== 'UserPromptSubmit' ? INJECT.toolMax : INJECT.promptMax;
+          if (sweep && mode === hookMode) seen.push({ set, query, response, ids: memoryIdsOf });
+          const chosen = response.abstained
+            ? []
+            : chooseHits(response.results, query.hook_query ?? query.q, {
+                max,
+                alreadyShown: new Set(),
+                embedderKind: response.model ? kindOf(embedder) : null,
+              });
+          for (const key of [mode, ...(mode === hookMode ? ['as hooks run'] : [])]) {
+            const t = tally(key);
+            if (query.relevant.length === 0) {
+              t.unanswerable++;
+              if (chosen.length === 0) t.silent++;
+              continue;
+            }
+            t.answerable++;
+            const relevant = new Set(query.relevant);
+            const good = chosen.filter((c) => memoryIdsOf(c.hit.id).some((id) => relevant.has(id))).length;
+            t.injected += chosen.length;
+            t.relevantInjected += good;
+            if (good > 0) t.injectedSome++;
+          }
+        },
+      });
+      for (const [mode, t] of tallies) {
+        rows.push({
+          set,
+          split,
+          embedder,
+          mode,
+          answerable: t.answerable,
+          'relevant injected': pct(t.injectedSome, t.answerable),
+          precision: pct(t.relevantInjected, t.injected),
+          'per answerable': (t.injected / Math.max(1, t.answerable)).toFixed(2),
+          unanswerable: t.unanswerable,
+          'silent on unanswerable': pct(t.silent, t.unanswerable),
+        });
+      }
     }
-    tally.answerable++;
-    const relevant = new Set(query.relevant);
-    const good = chosen.filter((c) => memoryIdsOf(c.hit.id).some((id) => relevant.has(id))).length;
-    tally.injected += chosen.length;
-    tally.relevantInjected += good;
-    if (good > 0) tally.injectedSome++;
-  },
-});
+  }
+}
+console.log(
+  [
+    '| set | split | embedder | mode | relevant injected | precision | injected per answerable | silent on unanswerable |',
+    '|---|---|---|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r.set} | ${r.split} | ${r.embedder} | ${r.mode} | ${r['relevant injected']} | ${r.precision} | ${r['per answerable']} | ${r['silent on unanswerable']} |`),
+  ].join('\n'),
+);
+if (args.includes('--json')) console.log(JSON.stringify(rows));
 
-const pct = (a: number, b: number): string => (b === 0 ? '-' : `${((100 * a) / b).toFixed(1)}%`);
-const rows = [...tallies].map(([mode, t]) => ({
-  split,
-  mode,
-  model: mode === 'bm25' ? null : (choice.spec?.model ?? null),
-  answerable: t.answerable,
-  'relevant injected (recall@3)': pct(t.injectedSome, t.answerable),
-  'precision of injected': pct(t.relevantInjected, t.injected),
-  'injected per answerable query': (t.injected / Math.max(1, t.answerable)).toFixed(2),
-  unanswerable: t.unanswerable,
-  'abstained on unanswerable': pct(t.abstained, t.unanswerable),
-}));
-console.table(rows);
-console.log(JSON.stringify(rows));
-
-if (args.includes('--sweep')) {
-  const tunable = INJECT as unknown as { lexical: Record<string, number>; similarity: Record<string, number> };
-  const kind = choice.spec?.kind ?? 'none';
+if (sweep) {
+  const tunable = INJECT as unknown as { relativeScore: number; promptMax: number; lexical: Record<string, number> };
   const out: string[] = [];
-  for (const minMatched of [2, 3]) for (const minCoverage of [0.34, 0.5]) for (const strongMatched of [3, 4]) for (const sim of [0.4, 0.5, 0.6, 0.7, 9]) {
-    Object.assign(tunable.lexical, { minMatched, minCoverage, strongMatched });
-    tunable.similarity[kind] = sim;
-    for (const mode of ['bm25', 'hybrid'] as SearchMode[]) {
-      if (mode === 'bm25' && sim !== 9) continue;
-      let ans = 0, some = 0, inj = 0, good = 0, un = 0, abst = 0;
-      for (const { query, response, ids, mode: m } of seen) {
-        if (m !== mode) continue;
-        const chosen = response.abstained ? [] : chooseHits(response.results, query.q, { max: 3, alreadyShown: new Set(), embedderKind: response.model ? kind : null });
-        if (query.relevant.length === 0) { un++; if (chosen.length === 0) abst++; continue; }
+  for (const max of [1, 2, 3]) for (const rel of [0, 0.6, 0.75, 0.9]) for (const cov of [0.5, 0.67]) {
+    Object.assign(tunable, { relativeScore: rel });
+    tunable.lexical.minCoverage = cov;
+    const per: string[] = [];
+    let worstRecall = 1, worstPrecision = 1;
+    for (const set of sets) {
+      let ans = 0, some = 0, inj = 0, good = 0, un = 0, silent = 0;
+      for (const { set: s2, query, response, ids } of seen) {
+        if (s2 !== set) continue;
+        const tool = query.event && query.event !== 'UserPromptSubmit';
+        const chosen = response.abstained ? [] : chooseHits(response.results, query.hook_query ?? query.q, { max: tool ? Math.min(max, INJECT.toolMax) : max, alreadyShown: new Set(), embedderKind: response.model ? kindOf(embedders[0] as string) : null });
+        if (query.relevant.length === 0) { un++; if (chosen.length === 0) silent++; continue; }
         ans++;
         const rel = new Set(query.relevant);
         const g = chosen.filter((c) => ids(c.hit.id).some((id) => rel.has(id))).length;
         inj += chosen.length; good += g; if (g > 0) some++;
       }
-      out.push(`${mode}\tmm=${minMatched}\tcov=${minCoverage}\tstrong=${strongMatched}\tsim=${sim}\trecall=${(some / ans).toFixed(3)}\tprec=${(good / Math.max(1, inj)).toFixed(3)}\tper=${(inj / ans).toFixed(2)}\tabstain=${(abst / un).toFixed(3)}`);
+      worstRecall = Math.min(worstRecall, some / ans);
+      worstPrecision = Math.min(worstPrecision, good / Math.max(1, inj));
+      per.push(`${set} ${(100 * some / ans).toFixed(0)}%/${(100 * good / Math.max(1, inj)).toFixed(0)}%/${(100 * silent / Math.max(1, un)).toFixed(0)}%`);
     }
+    out.push(`max ${max} rel ${rel} cov ${cov}: worst injected ${(100 * worstRecall).toFixed(0)}% worst precision ${(100 * worstPrecision).toFixed(0)}% | ${per.join(' | ')}`);
   }
   console.log(out.join('\n'));
 }

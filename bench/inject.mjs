@@ -1,9 +1,11 @@
 #!/usr/bin/env node
-// What hooks would inject for the labelled queries in fixtures/eval: how often a relevant memory is injected, how
-// precise the injections are, and how often hooks stay silent on questions no memory answers. The embedder is the
-// one Engram would use (ENGRAM_MODEL / ENGRAM_MODEL_DIR / ENGRAM_EMBEDDER apply). Prints numbers; asserts nothing.
+// What hooks would inject for the labelled queries of every evaluation set: the share of answerable prompts where a
+// relevant memory is injected, the precision of what is injected, and how often hooks stay silent on questions no
+// memory answers. The `as hooks run` rows search as the hooks do (tool events with BM25, prompts hybrid) and use the
+// query the hook judges relevance against. Prints a Markdown table; asserts nothing.
 //
-//   node bench/inject.mjs [--split dev|test]
+//   node bench/inject.mjs [--sets eval,conversations,lessons] [--splits dev,test]
+//                         [--embedders use-lite,ctx-use-256,static-use-256,none] [--json]
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { bundleEntry } from '../scripts/bundle.mjs';

@@ -1,5 +1,5 @@
 // The search speed benchmark itself; bench/search.mjs bundles and runs it. Prints JSON lines, asserts nothing.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -128,6 +128,50 @@ async function latency(size: number): Promise<void> {
       store.vectors().knn(space, query.vector, TUNING.pool);
       raw.push(performance.now() - t);
     }
+    // The vector half with its query embedding included (static-use-256 embeds the queries; it is 256-d like the
+    // stored vectors, and only its cost matters here): full hybrid, then with the decisive-BM25 skip, then the same
+    // queries again (the query-vector cache). Half the queries name one stored engram by its own words, as a prompt
+    // about a known lesson does; half are loose words.
+    if (vectorHalf) {
+      const texts = (store.engrams.list({ limit: 200 }).engrams as Array<{ text: string }>).map((e) => e.text);
+      const mixed = Array.from({ length: Math.min(QUERIES, 100) }, (_, i) =>
+        i % 2 === 0 ? (texts[i % texts.length] as string).split(' ').slice(0, 8).join(' ') : sentence(3, 6),
+      );
+      const timed = { ...vectorHalf, model: randomEmbedder.model };
+      const run = async (skipDecisive: boolean, engine?: ReturnType<typeof createSearchEngine>) => {
+        const e = engine ?? createSearchEngine(store, { embedder: null, loadedEmbedder: timed, indexDir, tuning: { rrfK: TUNING.rrfK, weights: { ...TUNING.weights }, topK: 10 }, skipDecisive });
+        await e.search({ query: 'warm up the engine' });
+        const ms: number[] = [];
+        const skippedAt = new Set<number>();
+        for (const [i, query] of mixed.entries()) {
+          const t = performance.now();
+          const response = await e.search({ query, abstain: false });
+          ms.push(performance.now() - t);
+          if (response.timings.vectors === 'skipped') skippedAt.add(i);
+        }
+        return { engine: e, ms, p50: percentile(ms, 50), skipped: skippedAt.size / mixed.length, skippedAt };
+      };
+      const full = await run(false);
+      const skip = await run(true);
+      const cached = await run(true, skip.engine);
+      // The queries the skip applied to, timed both ways: what a decisive prompt saves.
+      const only = (r: { ms: number[] }) => r.ms.filter((_, i) => skip.skippedAt.has(i));
+      emit({
+        bench: 'vector-half',
+        engrams: size,
+        queries: mixed.length,
+        query_embedder: 'static-use-256',
+        hybrid_full_p50_ms: full.p50,
+        hybrid_skip_p50_ms: skip.p50,
+        skipped_share: Math.round(skip.skipped * 100) / 100,
+        decisive_full_p50_ms: percentile(only(full), 50),
+        decisive_skip_p50_ms: percentile(only(skip), 50),
+        hybrid_repeat_p50_ms: cached.p50,
+        skip_vs_full_ratio: Math.round((skip.p50 / full.p50) * 100) / 100,
+        repeat_vs_full_ratio: Math.round((cached.p50 / full.p50) * 100) / 100,
+      });
+    }
+
     const hybridP50 = percentile(modes.hybrid!, 50);
     emit({
       bench: 'search-latency',
@@ -203,7 +247,10 @@ const staticSpec: EmbedderSpec = {
   folder: join(MODEL_DIR, 'static-use-256'),
   quantized: true,
 };
+const vectorHalf = existsSync(join(MODEL_DIR, 'static-use-256')) ? await loadEmbedder(staticSpec) : null;
+if (!args.includes('--latency-only')) {
 await importRate('none (BM25 only)', null, 5_000);
 await importRate('static-use-256', staticSpec, 2_000);
 if (useLiteInstalled()) await importRate('use-lite', { kind: 'use-lite', model: 'use-lite' }, 400);
+}
 for (const size of SIZES) await latency(size);

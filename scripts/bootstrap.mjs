@@ -208,6 +208,9 @@ try {
   const seconds = (Date.now() - started.getTime()) / 1000;
   writeState({ status: 'done', steps, finished_at: new Date().toISOString(), seconds });
   say(`done in ${seconds.toFixed(1)} s (${steps.length ? steps.join(', ') : 'nothing to do'}); runtime ${runtimeDir}`);
+  // The strong embedding model when the hub can be reached; one line and the offline model when not (never fatal).
+  // Run from the runtime folder: a plugin install's own folder has no dist/.
+  spawnSync(process.execPath, [join(runtimeDir, 'dist', 'cli.mjs'), 'model', 'pull', '--quiet', '--if-reachable'], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'], timeout: 11 * 60_000 });
 } catch (error) {
   exitCode = 1;
   writeState({ status: 'failed', error: error.message, finished_at: new Date().toISOString() });

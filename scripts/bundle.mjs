@@ -4,7 +4,8 @@ import { build } from 'esbuild';
 
 /** Loaded at run time from node_modules, never bundled (see ../shared/reference/dependencies.md §7). */
 // @bokuweb/zstd-wasm reads its zstd.wasm beside its own file (__dirname), so it must stay in node_modules.
-export const EXTERNAL = ['better-sqlite3', 'sqlite-vec', '@xenova/transformers', '@energetic-ai/*', 'onnxruntime-node', 'sharp', '@bokuweb/zstd-wasm'];
+// yaml is required lazily by services/knowledge/config.ts: outside the bundle, the hooks never parse it.
+export const EXTERNAL = ['better-sqlite3', 'sqlite-vec', '@xenova/transformers', '@energetic-ai/*', 'onnxruntime-node', 'sharp', '@bokuweb/zstd-wasm', 'yaml'];
 
 /** Bundled CommonJS dependencies call require() for Node built-ins; ESM has no require, so give them one. */
 export const REQUIRE_BANNER = "import { createRequire as __engramRequire } from 'node:module';\nconst require = __engramRequire(import.meta.url);";

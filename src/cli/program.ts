@@ -1,12 +1,16 @@
 import { Command, CommanderError } from 'commander';
 import { EngramError, VERSION } from '../core/index.js';
+import { registerContextCommands } from './commands/context-files.js';
 import { registerDemoCommands } from './commands/demo.js';
+import { registerDocsCommands } from './commands/docs.js';
 import { registerEngramCommands } from './commands/engrams.js';
 import { registerEnvCommands } from './commands/env.js';
 import { registerExplainCommands } from './commands/explain.js';
 import { registerHealthCommands } from './commands/health.js';
 import { registerHooksCommands } from './commands/hooks.js';
 import { registerLearnCommands } from './commands/learn.js';
+import { registerMcpCommands } from './commands/mcp.js';
+import { registerReviewCommands } from './commands/review.js';
 import { registerSearchCommands } from './commands/search.js';
 import { registerTapeCommands } from './commands/tapes.js';
 import { registerTransferCommands } from './commands/transfer.js';
@@ -73,6 +77,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   registerLearnCommands(program, action);
   registerExplainCommands(program, action);
   registerTapeCommands(program, action);
+  registerDocsCommands(program, action);
+  registerMcpCommands(program, action);
+  registerReviewCommands(program, action);
+  registerContextCommands(program, action);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

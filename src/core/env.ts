@@ -42,6 +42,10 @@ export interface EngramEnv {
   model: string | undefined;
   /** `$HF_ENDPOINT`: a Hugging Face mirror for `engram model pull` (default https://huggingface.co). */
   hfEndpoint: string | undefined;
+  /** `$HTTPS_PROXY` / `$HTTP_PROXY` / `$NO_PROXY` (either case): the proxies `engram model pull` goes through. */
+  proxy: { https: string | undefined; http: string | undefined; none: string | undefined };
+  /** `$ENGRAM_MODEL_PULL`: `off` stops ./install.sh and the first-run bootstrap from fetching the default model. */
+  modelPull: 'off' | undefined;
   /** `$ENGRAM_SERVER`: `off` keeps hooks in-process (no background server). */
   server: 'off' | undefined;
   /** `$ENGRAM_SERVER_IDLE_MS`: the background server's idle timeout in milliseconds (tests use a short one). */
@@ -153,6 +157,12 @@ export function readEnv(vars: Vars = process.env, options: { homedir?: string; c
     modelDir: nonEmpty(vars.ENGRAM_MODEL_DIR) && absolutePath(vars.ENGRAM_MODEL_DIR as string, userHome, cwd),
     model: nonEmpty(vars.ENGRAM_MODEL)?.trim(),
     hfEndpoint: nonEmpty(vars.HF_ENDPOINT)?.trim(),
+    proxy: {
+      https: nonEmpty(vars.HTTPS_PROXY ?? vars.https_proxy)?.trim(),
+      http: nonEmpty(vars.HTTP_PROXY ?? vars.http_proxy)?.trim(),
+      none: nonEmpty(vars.NO_PROXY ?? vars.no_proxy)?.trim(),
+    },
+    modelPull: ['off', '0', 'false', 'no'].includes(nonEmpty(vars.ENGRAM_MODEL_PULL)?.trim().toLowerCase() ?? '') ? 'off' : undefined,
     server: ['off', '0', 'false', 'no'].includes(nonEmpty(vars.ENGRAM_SERVER)?.trim().toLowerCase() ?? '') ? 'off' : undefined,
     serverIdleMs: positiveNumber(vars.ENGRAM_SERVER_IDLE_MS),
     llmProvider: nonEmpty(vars.ENGRAM_LLM_PROVIDER)?.trim().toLowerCase(),

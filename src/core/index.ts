@@ -31,9 +31,16 @@ export {
   BUILTIN_REMOTE_PATTERNS,
 } from './environment/index.js';
 export type { DetectedEnvironment, EnvironmentAgent, EnvironmentOptions, TagRules } from './environment/index.js';
+export { writeFileAtomic, writeFileAtomicWith, syncFolder } from './atomic-file.js';
 export {
   EngramSchema,
   EngramStatsSchema,
+  STATUSES,
+  StatusSchema,
+  LEARNED_BY,
+  LearnedBySchema,
+  LIVENESS,
+  LivenessSchema,
   PrerequisitesSchema,
   SourceSchema,
   ScopeSchema,
@@ -46,7 +53,7 @@ export {
   defaultScope,
   contentHash,
 } from './engram.js';
-export type { Engram, EngramStats, Prerequisites, Source, Scope } from './engram.js';
+export type { Engram, EngramStats, Prerequisites, Source, Scope, EngramStatus, LearnedBy, Liveness } from './engram.js';
 export {
   openStore,
   storeSize,
@@ -97,14 +104,20 @@ export type {
 export {
   loadEmbedder,
   resolveEmbedder,
+  choiceForModel,
   readPulledModels,
   modelDirectory,
   inspectModelFolder,
   pullModel,
+  hubReachable,
+  knownModel,
+  DEFAULT_MODEL,
   createHashingEmbedder,
   useLiteInstalled,
   quietly,
   vectorModelId,
+  embeddingText,
+  EMBED_TEXT_VERSION,
 } from './embed/index.js';
 export type {
   Embedder,
@@ -114,6 +127,8 @@ export type {
   PulledModels,
   PullOptions,
   PullResult,
+  ModelManifest,
+  ProxySettings,
   DownloadEvent,
 } from './embed/index.js';
 export { parseTranscript, readTranscript, detectFormat } from './transcript/index.js';
@@ -147,3 +162,4 @@ export { LLM_PROVIDERS } from './config.js';
 export type { LlmProviderSetting } from './config.js';
 export type { LlmUsageRepo, LlmUsageTotals } from './store/index.js';
 export type { ExtractionRepo, ExtractionState } from './store/index.js';
+export type { ObservationRepo, ObservationStats, ProjectRename, SessionWithCount } from './store/index.js';

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { Agent, Logger, Settings, Store } from '../core/index.js';
 import {
+  governancePolicy,
   failureQuery,
   injectAtSessionStart,
   injectForQuery,
@@ -79,6 +80,7 @@ const injectDeps = (runtime: HookRuntime): InjectDeps => {
       toolChars: hooks.tool_chars,
       sessionChars: hooks.session_chars,
     },
+    governance: governancePolicy(runtime.settings.config),
   };
 };
 
@@ -100,7 +102,7 @@ function toolEvent(
 
 /** Every event Engram handles: validate, do the job, say what to inject. */
 export const HANDLERS: { [E in HookEventName]: Handler<z.ZodType<HookCommon>> } = {
-  SessionStart: define(SessionStartInputSchema, ({ input, agent, runtime, session }) => {
+  SessionStart: define(SessionStartInputSchema, async ({ input, agent, runtime, session }) => {
     const source = input.source ?? null;
     recordSessionStart(runtime.store(), session, source, { now: runtime.now });
     return injectAtSessionStart(injectDeps(runtime), session, runtime.environment(input.cwd, agent), source);

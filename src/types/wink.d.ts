@@ -28,6 +28,12 @@ declare module 'wink-bm25-text-search' {
     exportJSON(): string;
     importJSON(json: string): boolean;
     getTotalDocs(): number;
+    /** Token → token index (after consolidate). */
+    getTokens(): Record<string, number>;
+    /** Token index → IDF (after consolidate; empty after importJSON, which does not carry it). */
+    getIDF(): number[];
+    /** Document id → its weighted term frequencies by token index. */
+    getDocs(): Record<string, { freq: Record<string, number> }>;
     reset(): boolean;
   }
   export default function bm25(): Bm25Engine;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/core/index.js';
 import { ask } from '../../src/server/ask.js';
-import { alive, engramProcess, hasConnectedUnixSocket, hookProcess, seed, serverPid, stopServer, tempDir, until, waitForServer } from '../_helpers.js';
+import { alive, engramProcess, hasConnectedUnixSocket, hasModels, hookProcess, MODELS_DIR, seed, serverPid, stopServer, tempDir, until, waitForServer } from '../_helpers.js';
 
 /** Pids of processes whose environment names this home (servers, hooks, drains); Linux /proc. */
 function processesOf(home: string): number[] {
@@ -167,6 +167,36 @@ describe.skipIf(process.platform !== 'linux')('the warm server', () => {
     store.close();
     expect(readFileSync(join(home, 'logs', 'server.log'), 'utf8')).toContain('config.json changed; reloaded');
   }, 60_000);
+
+  it.skipIf(!hasModels('static-use-256', 'ctx-use-256'))('after a model change: restarts, re-embeds in the background, and engram status shows the new model coverage', async () => {
+    const home = tempDir();
+    seed(home, LESSONS);
+    const embed = (model: string) => JSON.stringify({ embed: { provider: 'transformers', model, model_dir: MODELS_DIR } });
+    writeFileSync(join(home, 'config.json'), embed('static-use-256'));
+    await hookProcess('user-prompt-submit', prompt('m1', 'docker builds'), { home, server: true });
+    const first = await waitForServer(home);
+    await until(() => {
+      const store = openStore({ path: join(home, 'engram.db'), readonly: true });
+      try {
+        return store.vectors().spaces().some((space) => space.model === 'transformers:static-use-256' && space.vectors === 2);
+      } finally {
+        store.close();
+      }
+    }, 'the first model to embed both engrams', 30_000);
+
+    writeFileSync(join(home, 'config.json'), embed('ctx-use-256'));
+    await until(() => !alive(first), 'the server to restart for the new model', 20_000);
+    expect(readFileSync(join(home, 'logs', 'server.log'), 'utf8')).toContain('the embedding model changed');
+    const answered = await hookProcess('user-prompt-submit', prompt('m2', 'docker builds need buildkit'), { home, server: true });
+    expect(answered.code).toBe(0);
+    await waitForServer(home);
+    await until(() => {
+      const status = engramProcess(['status'], { home });
+      const embeddings = JSON.parse(status.stdout).embeddings as { model: string; pending: number; vectors: number; total: number };
+      return embeddings.model === 'transformers:ctx-use-256' && embeddings.pending === 0 && embeddings.vectors === 2;
+    }, 'the new model to re-embed everything in the background', 40_000);
+    await stopServer(home);
+  }, 120_000);
 
   it('does not answer hooks of another version, and steps aside for a newer one', async () => {
     const home = tempDir();

@@ -1,10 +1,14 @@
+import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import {
   EngramError,
   findRepo,
   normalizeCategory,
   normalizeTags,
+  DEFAULT_MODEL,
+  hubReachable,
   pullModel,
+  readPulledModels,
   resolveEmbedder,
 } from '../../core/index.js';
 import {
@@ -13,30 +17,56 @@ import {
   rebuildBm25Snapshot,
   reindexVectors,
   runRetrievalBench,
+  EVAL_SET_NAMES,
+  evalSetFiles,
   SEARCH_MODES,
   searchTuning,
   type SearchMode,
   type SearchResponse,
   type RetrievalReport,
+  type EvalSetName,
+  type EvalSplit,
 } from '../../services/index.js';
-import { integerOption, numberOption, readInputFile } from '../_args.js';
+import { integerOption, numberOption, parseStatuses, readInputFile } from '../_args.js';
 import { progressBar } from '../progress.js';
 import type { Action } from '../program.js';
 
-/** The default hub model for `engram model pull`: small (23 MB int8), 384-d, good on short technical text. */
-const DEFAULT_HUB_MODEL = 'Xenova/all-MiniLM-L6-v2';
+
+function renderExplain(response: SearchResponse): string[] {
+  const explain = response.explain;
+  if (!explain) return [];
+  const { fusion, abstain } = explain;
+  const terms = abstain.terms.map((t) => `${t.term} ${t.weight.toFixed(2)}`).join(', ');
+  return [
+    '',
+    `fusion: RRF k ${fusion.k}; weights bm25 ${fusion.weights.bm25}, vector ${fusion.weights.vector}, anchor ${fusion.weights.anchor}; list sizes bm25 ${fusion.lists.bm25}, vector ${fusion.lists.vector}, anchor ${fusion.lists.anchor}`,
+    `query terms (weight = IDF in this store): ${terms || '—'}`,
+    abstain.best
+      ? `best coverage: #${abstain.best.id} holds ${abstain.best.matched.join(', ') || 'none'} = ${Math.round(abstain.best.coverage * 100)} % of the weight${abstain.best.agreed ? ', and both lists put it in their top 3' : ''}`
+      : 'best coverage: no result',
+    `abstain rule: ${abstain.rule}`,
+    `verdict: ${abstain.weak ? `silent: ${abstain.weak}` : 'answer'}`,
+  ];
+}
 
 function renderSearch(response: SearchResponse): string {
-  if (response.abstained) return `nothing searched: the query has no content words (${response.abstained})`;
+  if (response.abstained === 'empty' || response.abstained === 'no-content') {
+    return `nothing searched: the query has no content words (${response.abstained})`;
+  }
+  if (response.abstained === 'weak-match') {
+    return [`No confident match: ${response.weak} (--no-abstain shows the nearest anyway).`, ...renderExplain(response)].join('\n');
+  }
   const lines = response.results.map((hit) => {
-    const ranks = `bm25 ${hit.ranks.bm25 ?? '–'} · vector ${hit.ranks.vector ?? '–'}`;
-    return `#${hit.id}  ${hit.score.toFixed(3)}  (${ranks})  [${hit.engram.category}] ${hit.engram.text}`;
+    const ranks = `bm25 ${hit.ranks.bm25 ?? '–'} · vector ${hit.ranks.vector ?? '–'}${hit.ranks.anchor ? ` · anchor ${hit.ranks.anchor}` : ''}`;
+    const state = hit.engram.status === 'active' ? '' : ` (${hit.engram.status})`;
+    return `#${hit.id}  ${hit.score.toFixed(3)}  (${ranks})  [${hit.engram.category}]${state} ${hit.engram.text}`;
   });
   const footer = [
     `${response.results.length} result(s), ${response.mode}${response.model ? ` with ${response.model}` : ''}, ${response.timings.total_ms} ms`,
+    response.weak ? `note: weak match, shown because of --no-abstain: ${response.weak}` : '',
     response.degraded ? `note: ${response.degraded}` : '',
   ].filter(Boolean);
-  return [...(lines.length ? lines : ['No results.']), '', ...footer].join('\n');
+  return [...(lines.length ? lines : ['No results.']), '', ...footer, ...renderExplain(response)].join('\n');
 }
 
 function renderBench(reports: RetrievalReport[]): string {
@@ -66,12 +96,25 @@ export function registerSearchCommands(program: Command, action: Action): void {
     .option('--tags <list>', 'only engrams with all of these tags')
     .option('--project <name>', "search as if working in this project: its engrams plus personal ones")
     .option('--env-tags <list>', 'environment tags for tag-relevance adjustment')
+    .option('--explain', 'say how the results were fused and why the search answered or stayed silent')
+    .option('--no-abstain', 'return the nearest results even when the abstain rule finds them weak')
+    .option('--status <list>', 'review states to find (default active): pending, active, rejected, deprecated or all')
     .action(
       action(
         async (
           context,
           query: string,
-          flags: { topK?: number; mode: SearchMode; category?: string; tags?: string; project?: string; envTags?: string },
+          flags: {
+            topK?: number;
+            mode: SearchMode;
+            category?: string;
+            tags?: string;
+            project?: string;
+            envTags?: string;
+            explain?: boolean;
+            abstain: boolean;
+            status?: string;
+          },
         ) => {
           if (flags.topK !== undefined && flags.topK > 100) throw new EngramError('USAGE', '--top-k must be at most 100');
           const repo = findRepo(context.io.cwd);
@@ -79,10 +122,13 @@ export function registerSearchCommands(program: Command, action: Action): void {
           const response = await context.searchEngine().search({
             query,
             mode: flags.mode,
+            abstain: flags.abstain,
+            explain: flags.explain ?? false,
             ...(flags.topK !== undefined ? { topK: flags.topK } : {}),
             ...(flags.category !== undefined ? { category: normalizeCategory(flags.category) } : {}),
             ...(flags.tags !== undefined ? { tags: normalizeTags(flags.tags) } : {}),
             ...(flags.project !== undefined ? { scope: { project: flags.project, includePersonal: true } } : {}),
+            ...(flags.status !== undefined ? { statuses: parseStatuses(flags.status) } : {}),
             environment: {
               os: currentOs(),
               cwd: context.io.cwd,
@@ -149,36 +195,63 @@ export function registerSearchCommands(program: Command, action: Action): void {
     );
   model
     .command('pull')
-    .description(`download an embedding model from Hugging Face (the only command that downloads; default ${DEFAULT_HUB_MODEL})`)
-    .argument('[id]', 'model id', DEFAULT_HUB_MODEL)
+    .description(`download an embedding model from Hugging Face (the only command that downloads; default ${DEFAULT_MODEL.id}, checksum-verified)`)
+    .argument('[id]', 'model id', DEFAULT_MODEL.id)
     .option('--no-default', 'do not make it the default model')
+    .option('--quiet', 'no progress bar')
+    .option('--if-reachable', 'for installers: when the hub cannot be reached or the pull fails, say so in one line and exit 0 (search keeps its current model)')
+    .option('--timeout <seconds>', 'give up after this long (default 600)', integerOption('--timeout', 1))
     .action(
-      action(async (context, id: string, flags: { default: boolean }) => {
+      action(async (context, id: string, flags: { default: boolean; quiet?: boolean; ifReachable?: boolean; timeout?: number }) => {
         const settings = context.settings();
         const endpoint = settings.env.hfEndpoint ?? 'https://huggingface.co/';
-        context.io.stderr.write(`engram: downloading ${id} from ${endpoint} into ${settings.paths.models}\n`);
-        const bar = progressBar(context.io, id);
-        const bytes = new Map<string, { loaded: number; total: number }>();
-        const result = await pullModel({
-          id,
-          modelsDir: settings.paths.models,
-          endpoint,
-          makeDefault: flags.default,
-          now: context.io.now,
-          onProgress: (event) => {
-            if (event.status !== 'progress' || !event.file) return;
-            bytes.set(event.file, { loaded: event.loaded ?? 0, total: event.total ?? 0 });
-            const all = [...bytes.values()];
-            bar.update(
-              all.reduce((sum, b) => sum + b.loaded, 0),
-              all.reduce((sum, b) => sum + b.total, 0),
-            );
-          },
-        }).finally(() => bar.stop());
+        const proxy = settings.env.proxy;
+        const current = resolveEmbedder(settings);
+        const fallback = current.spec ? `${current.spec.model}` : 'BM25 only';
+        const skip = (why: string) => {
+          context.io.stderr.write(`engram: ${why}\n`);
+          return { result: { id, pulled: false, reason: why }, pretty: () => '' };
+        };
+        if (flags.ifReachable) {
+          // Installers call this on every run: do nothing when the user chose otherwise or the model is already here.
+          if (settings.env.modelPull === 'off') return skip('model pull skipped (ENGRAM_MODEL_PULL=off)');
+          if (settings.config.embed.provider !== 'auto' || settings.config.embed.model) {
+            return skip(`model pull skipped: embeddings are configured (${current.reason})`);
+          }
+          if (readPulledModels(settings.paths.models).default === id && current.spec?.kind === 'transformers' && current.spec.model === id) {
+            return skip(`embedding model ${id} is already installed`);
+          }
+          const reach = await hubReachable({ id, endpoint, proxy, timeoutMs: 5_000 });
+          if (!reach.ok) return skip(`the model hub ${endpoint} is not reachable (${reach.reason}); search keeps using ${fallback} (run 'engram model pull' later)`);
+        }
+        if (!flags.quiet) context.io.stderr.write(`engram: downloading ${id} from ${endpoint} into ${settings.paths.models}\n`);
+        const bar = flags.quiet ? { update: () => {}, stop: () => {} } : progressBar(context.io, id);
+        let result;
+        try {
+          result = await pullModel({
+            id,
+            modelsDir: settings.paths.models,
+            endpoint,
+            proxy,
+            makeDefault: flags.default,
+            now: context.io.now,
+            ...(flags.timeout ? { timeoutMs: flags.timeout * 1000 } : {}),
+            onProgress: (done, total) => bar.update(done, total),
+          });
+        } catch (error) {
+          if (!flags.ifReachable) throw error;
+          return skip(`${(error as Error).message}; search keeps using ${fallback}`);
+        } finally {
+          bar.stop();
+        }
+        const after = result.default
+          ? 'it is now the default model: the background server re-embeds existing engrams with it and searches with the old vectors until that finishes (progress: engram status)'
+          : '';
+        if (flags.quiet && result.default) context.io.stderr.write(`engram: pulled ${result.id}; ${after}\n`);
         return {
-          result,
+          result: { ...result, pulled: true },
           pretty: () =>
-            `pulled ${result.id} (${result.dim}-d${result.quantized ? ', int8' : ''}) into ${result.folder}${result.default ? '\nit is now the default model; run `engram reindex` to embed existing engrams' : ''}`,
+            `pulled ${result.id}@${result.revision.slice(0, 12)} (${result.dim}-d${result.quantized ? ', int8' : ''}, ${(result.bytes / 1e6).toFixed(1)} MB, ${result.verified.length} file(s) checksum-verified${result.unverified.length ? `, ${result.unverified.length} without a published checksum` : ''}) into ${result.folder}${after ? `\n${after}` : ''}`,
         };
       }),
     );
@@ -187,8 +260,10 @@ export function registerSearchCommands(program: Command, action: Action): void {
   bench
     .command('retrieval')
     .description('retrieval quality on a labelled set, in a throwaway store (one JSON line per mode)')
-    .requiredOption('--memories <file>', 'JSONL: {"id","text","group"?,"category"?,"tags"?}')
-    .requiredOption('--queries <file>', 'JSONL: {"q","relevant":[ids],"group"?,"kind"?}')
+    .option('--memories <file>', 'JSONL: {"id","text","group"?,"category"?,"tags"?}')
+    .option('--queries <file>', 'JSONL: {"q","relevant":[ids],"group"?,"kind"?}')
+    .addOption(new Option('--set <name>', 'a labelled set shipped with Engram instead of files (docs/SEARCH.md)').choices([...EVAL_SET_NAMES]))
+    .addOption(new Option('--split <split>', 'which queries of --set: dev (tuning) or test (held out, for reporting)').choices(['dev', 'test']).default('test'))
     .option('--k <n>', 'cut-off for recall@k, hit@k and mrr (1–100)', integerOption('--k', 1), 10)
     .addOption(new Option('--mode <mode>', 'which signals').choices([...SEARCH_MODES, 'all']).default('all'))
     .option('--rrf-k <n>', 'override the RRF constant', numberOption('--rrf-k', 1, 1000))
@@ -198,9 +273,24 @@ export function registerSearchCommands(program: Command, action: Action): void {
       action(
         async (
           context,
-          flags: { memories: string; queries: string; k: number; mode: SearchMode | 'all'; rrfK?: number; bm25Weight?: number; vectorWeight?: number },
+          flags: {
+            memories?: string;
+            queries?: string;
+            set?: EvalSetName;
+            split: EvalSplit;
+            k: number;
+            mode: SearchMode | 'all';
+            rrfK?: number;
+            bm25Weight?: number;
+            vectorWeight?: number;
+          },
         ) => {
           if (flags.k > 100) throw new EngramError('USAGE', '--k must be at most 100');
+          if (flags.set && (flags.memories || flags.queries)) throw new EngramError('USAGE', 'give either --set or --memories and --queries');
+          if (!flags.set && !(flags.memories && flags.queries)) throw new EngramError('USAGE', 'give --set NAME, or both --memories and --queries');
+          const files = flags.set
+            ? evalSetFiles(context.installRoot, flags.set, flags.split)
+            : { memories: resolve(context.io.cwd, flags.memories as string), queries: resolve(context.io.cwd, flags.queries as string) };
           const settings = context.settings();
           const tuning = searchTuning(settings.config);
           if (flags.rrfK !== undefined) tuning.rrfK = flags.rrfK;
@@ -208,8 +298,8 @@ export function registerSearchCommands(program: Command, action: Action): void {
           if (flags.vectorWeight !== undefined) tuning.weights.vector = flags.vectorWeight;
           const bar = progressBar(context.io, 'embedding memories');
           const reports = await runRetrievalBench({
-            memories: readInputFile(context.io.cwd, flags.memories).split('\n'),
-            queries: readInputFile(context.io.cwd, flags.queries).split('\n'),
+            memories: readInputFile(context.io.cwd, files.memories).split('\n'),
+            queries: readInputFile(context.io.cwd, files.queries).split('\n'),
             k: flags.k,
             modes: flags.mode === 'all' ? ['bm25', 'vector', 'hybrid'] : [flags.mode],
             embedder: resolveEmbedder(settings),

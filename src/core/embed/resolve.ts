@@ -8,7 +8,7 @@ import { useLiteInstalled } from './use-lite.js';
 /** `$ENGRAM_HOME/models/engram-models.json`: what `engram model pull` fetched, and which one is the default. */
 export const PulledModelsSchema = z.object({
   default: z.string().min(1).nullable(),
-  models: z.array(z.object({ id: z.string().min(1), dim: z.number().int().positive(), pulled_at: z.string() })),
+  models: z.array(z.object({ id: z.string().min(1), dim: z.number().int().positive(), pulled_at: z.string(), revision: z.string().optional() })),
 });
 export type PulledModels = z.infer<typeof PulledModelsSchema>;
 
@@ -88,4 +88,21 @@ export function resolveEmbedder(settings: Settings): EmbedderChoice {
       return { spec: null, reason: "no embedding model available; run 'engram model pull' (search uses BM25 only)" };
     }
   }
+}
+
+/**
+ * The embedder that made a vector space, from the id its vectors are stored under (`use-lite`, `test:hash`,
+ * `transformers:<model>`), so search can keep using an older space (and its model) while a new one is filled.
+ */
+export function choiceForModel(settings: Settings, modelId: string): EmbedderChoice {
+  if (modelId === 'use-lite') {
+    return useLiteInstalled() ? { spec: { kind: 'use-lite', model: 'use-lite' }, reason: 'earlier vectors (USE lite)' } : { spec: null, reason: 'USE lite is not installed' };
+  }
+  if (modelId === 'test:hash') return { spec: { kind: 'test', model: 'test:hash' }, reason: 'earlier vectors (test embedder)' };
+  const model = modelId.startsWith('transformers:') ? modelId.slice('transformers:'.length) : modelId;
+  for (const dir of [modelDirectory(settings), settings.paths.models]) {
+    const choice = transformersChoice(model, dir, `earlier vectors (${model})`);
+    if (choice.spec) return choice;
+  }
+  return { spec: null, reason: `the model of earlier vectors (${model}) is no longer on disk` };
 }

@@ -105,6 +105,9 @@ export function createLlmClient(settings: Settings, options: LlmClientOptions = 
       model: choice.model,
       input: system ? `${system}\n\n${request.prompt}` : request.prompt,
       timeoutMs: limits.timeoutMs,
+      ...(original.cwd ? { cwd: original.cwd } : {}),
+      ...(original.signal ? { signal: original.signal } : {}),
+      ...(original.onSpawn ? { onSpawn: original.onSpawn } : {}),
     });
   };
 

@@ -11,6 +11,12 @@ export interface CommandCall {
   /** What goes on stdin: the system text, a blank line, the prompt. */
   input: string;
   timeoutMs: number;
+  /** Working folder of the command. @default the process cwd */
+  cwd?: string;
+  /** Aborting kills the process group (SIGTERM, then SIGKILL), like a timeout. */
+  signal?: AbortSignal;
+  /** Called with the pid (= its process group) once the command runs. */
+  onSpawn?: (pid: number) => void;
 }
 
 /** An answer is a few KB; more output is a misbehaving command, refused rather than buffered. */
@@ -71,6 +77,7 @@ export function runCommand(call: CommandCall): Promise<ProviderAnswer> {
         detached: !WINDOWS,
         windowsHide: true,
         env: childEnv({ [LLM_CHILD_VARIABLE]: '1' }),
+        ...(call.cwd ? { cwd: call.cwd } : {}),
       });
     } catch (error) {
       reject(failed(`cannot run the LLM command '${name}': ${(error as Error).message}`, {}, error));
@@ -80,7 +87,7 @@ export function runCommand(call: CommandCall): Promise<ProviderAnswer> {
     const stdout: Buffer[] = [];
     let stdoutBytes = 0;
     let stderr = '';
-    let problem: 'timeout' | 'overflow' | undefined;
+    let problem: 'timeout' | 'overflow' | 'aborted' | undefined;
     let settled = false;
     let killTimer: NodeJS.Timeout | undefined;
 
@@ -88,17 +95,22 @@ export function runCommand(call: CommandCall): Promise<ProviderAnswer> {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      call.signal?.removeEventListener('abort', onAbort);
       clearTimeout(killTimer);
       outcome();
     };
-    const stop = (reason: 'timeout' | 'overflow'): void => {
+    const stop = (reason: 'timeout' | 'overflow' | 'aborted'): void => {
       if (problem) return;
       problem = reason;
-      killGroup(child, reason === 'timeout' ? 'SIGTERM' : 'SIGKILL');
+      killGroup(child, reason === 'overflow' ? 'SIGKILL' : 'SIGTERM');
       killTimer = setTimeout(() => killGroup(child, 'SIGKILL'), KILL_GRACE_MS);
       killTimer.unref();
     };
     const timer = setTimeout(() => stop('timeout'), call.timeoutMs);
+    const onAbort = (): void => stop('aborted');
+    if (call.signal?.aborted) onAbort();
+    call.signal?.addEventListener('abort', onAbort, { once: true });
+    if (child.pid !== undefined) call.onSpawn?.(child.pid);
 
     child.stdout?.on('data', (chunk: Buffer) => {
       stdoutBytes += chunk.byteLength;
@@ -123,6 +135,8 @@ export function runCommand(call: CommandCall): Promise<ProviderAnswer> {
       settle(() => {
         if (problem === 'timeout') {
           reject(failed(`the LLM command '${name}' did not finish within ${call.timeoutMs} ms (llm.timeout_ms); killed`, { timeout_ms: call.timeoutMs }));
+        } else if (problem === 'aborted') {
+          reject(failed(`the LLM command '${name}' was stopped (aborted by its caller)`, { aborted: true }));
         } else if (problem === 'overflow') {
           reject(failed(`the LLM command '${name}' printed more than ${MAX_COMMAND_OUTPUT_BYTES} bytes; killed`));
         } else if (code !== 0) {

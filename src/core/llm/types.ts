@@ -15,6 +15,12 @@ export interface LlmRequest {
   sessionId?: string;
   /** What the call is for, logged (`evaluate`, `extract`, …). */
   purpose: 'evaluate' | 'extract' | string;
+  /** Command provider only: the folder the command runs in (an agent CLI edits files there). @default the process cwd */
+  cwd?: string;
+  /** Command provider only: aborting kills the command's process group, like a timeout. */
+  signal?: AbortSignal;
+  /** Command provider only: called with the command's pid (its process group) once it is running. */
+  onSpawn?: (pid: number) => void;
 }
 
 /** Tokens a call used; `estimated` when the provider did not say and they were counted as characters / 4. */

@@ -1,4 +1,5 @@
 import type { Statement } from 'better-sqlite3';
+import { EMBED_TEXT_VERSION } from '../embed/text.js';
 import type { Database } from './database.js';
 
 /** One embedding model's vector space: its row in `embedding_models` and the vec0 table holding its vectors. */
@@ -44,7 +45,7 @@ export interface VectorRepo {
   findSpace(model: string, dim: number): VectorSpace | undefined;
   /** Every space with its vector count, newest use first. */
   spaces(): VectorSpaceInfo[];
-  /** Stores (or replaces) one engram's vector. */
+  /** Stores (or replaces) one engram's vector, made from `embeddingText(text)` of the text whose content hash is given. */
   put(space: VectorSpace, engramId: number, textHash: string, vector: Float32Array, at: string): void;
   /** Live, non-deprecated engrams without a current vector in the space, in id order, after `afterId` (keyset paging). */
   pending(space: VectorSpace, limit: number, afterId?: number): PendingVector[];
@@ -55,6 +56,10 @@ export interface VectorRepo {
   knn(space: VectorSpace, vector: Float32Array, k: number): Neighbour[];
   /** Exact distance to every vector in the space, nearest first: the fallback when filters reject most KNN hits. */
   scan(space: VectorSpace, vector: Float32Array, limit: number): Neighbour[];
+  /** One engram's stored vector, or null. */
+  vectorOf(space: VectorSpace, engramId: number): Float32Array | null;
+  /** Cosine distance from `vector` to each of these engrams' vectors (those that have one), nearest first. */
+  distancesTo(space: VectorSpace, vector: Float32Array, engramIds: readonly number[]): Neighbour[];
   /** Removes vectors of engrams that are gone, deprecated or deleted. Returns how many. */
   prune(space: VectorSpace): number;
   /** Marks every vector of the space stale: they keep serving searches until each is re-embedded in place. */
@@ -64,6 +69,11 @@ export interface VectorRepo {
 }
 
 const tableName = (id: number): string => `engram_vec_${id}`;
+
+/** What a vector's `text_hash` records: the engram's content hash and the text preparation it was embedded with,
+ * so a vector made from older preparation (core/embed/text.ts) is stale like one made from older text. */
+const CURRENT = `(e.content_hash || ':t${Math.trunc(EMBED_TEXT_VERSION)}')`;
+const stamp = (contentHash: string): string => `${contentHash}:t${EMBED_TEXT_VERSION}`;
 
 const toBlob = (vector: Float32Array): Buffer => Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength);
 
@@ -99,7 +109,7 @@ export function createVectorRepo(db: Database): VectorRepo {
   const liveWithoutCurrent = `
     FROM engrams e
     LEFT JOIN engram_vectors v ON v.model_id = ? AND v.engram_id = e.id
-    WHERE e.deleted_at IS NULL AND e.deprecated = 0 AND (v.engram_id IS NULL OR v.text_hash != e.content_hash)`;
+    WHERE e.deleted_at IS NULL AND e.deprecated = 0 AND (v.engram_id IS NULL OR v.text_hash != ${CURRENT})`;
 
   const pendingPage = db.prepare<[number, number, number], PendingVector>(
     `SELECT e.id, e.text, e.content_hash ${liveWithoutCurrent} AND e.id > ? ORDER BY e.id LIMIT ?`,
@@ -145,7 +155,7 @@ export function createVectorRepo(db: Database): VectorRepo {
       }
       statements(space).remove.run(BigInt(engramId));
       statements(space).insert.run(BigInt(engramId), toBlob(vector));
-      upsertBookkeeping.run(engramId, space.id, textHash, at);
+      upsertBookkeeping.run(engramId, space.id, stamp(textHash), at);
     },
     pending(space, limit, afterId = 0) {
       return pendingPage.all(space.id, afterId, limit);
@@ -158,7 +168,7 @@ export function createVectorRepo(db: Database): VectorRepo {
         db
           .prepare(
             `SELECT count(*) FROM engram_vectors v JOIN engrams e ON e.id = v.engram_id
-              WHERE v.model_id = ? AND e.deleted_at IS NULL AND e.deprecated = 0 AND v.text_hash = e.content_hash`,
+              WHERE v.model_id = ? AND e.deleted_at IS NULL AND e.deprecated = 0 AND v.text_hash = ${CURRENT}`,
           )
           .pluck()
           .get(space.id),
@@ -177,6 +187,22 @@ export function createVectorRepo(db: Database): VectorRepo {
           `SELECT rowid, vec_distance_cosine(embedding, ?) AS distance FROM ${space.table} ORDER BY distance LIMIT ?`,
         )
         .all(toBlob(vector), Math.max(1, Math.trunc(limit)));
+      return rows.map((row) => ({ id: Number(row.rowid), distance: row.distance }));
+    },
+    vectorOf(space, engramId) {
+      const row = db.prepare<[bigint], { embedding: Buffer }>(`SELECT embedding FROM ${space.table} WHERE rowid = ?`).get(BigInt(engramId));
+      if (!row) return null;
+      const bytes = Uint8Array.from(row.embedding);
+      return new Float32Array(bytes.buffer, 0, bytes.byteLength / 4);
+    },
+    distancesTo(space, vector, engramIds) {
+      if (engramIds.length === 0) return [];
+      const rows = db
+        .prepare<[Buffer, string], { rowid: number | bigint; distance: number }>(
+          `SELECT rowid, vec_distance_cosine(embedding, ?) AS distance FROM ${space.table}
+            WHERE rowid IN (SELECT value FROM json_each(?)) ORDER BY distance`,
+        )
+        .all(toBlob(vector), JSON.stringify(engramIds.map((id) => Math.trunc(id))));
       return rows.map((row) => ({ id: Number(row.rowid), distance: row.distance }));
     },
     prune(space) {

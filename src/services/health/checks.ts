@@ -14,8 +14,10 @@ import {
   type Settings,
 } from '../../core/index.js';
 import { checkInstall, readBootstrapState } from '../../../scripts/install-state.mjs';
+import { embeddingStatus } from '../recall/index.js';
 import { checkClaude, checkCodex } from './agents.js';
 import { installStatus } from './install.js';
+import { checkClaudeMcp, checkCodexMcp, checkMcpStarts } from './mcp.js';
 
 /** One line of `engram doctor`. */
 export interface Check {
@@ -176,19 +178,20 @@ async function checkEmbeddings(settings: Settings, timeoutMs: number): Promise<C
   }
   const store = openStore({ path: settings.paths.db, busyTimeoutMs: settings.config.store.busy_timeout_ms });
   try {
-    const active = store.engrams.counts().active;
-    const space = store.vectors().spaces().find((candidate) => candidate.model === model);
-    const pending = space ? store.vectors().countPending(space) : active;
-    if (pending > 0) {
+    const status = embeddingStatus(store, settings);
+    const name = `${status.model} (${choice.reason}) ${loaded}; quality: ${status.quality}`;
+    if (status.pending > 0) {
       return {
         name: 'embeddings',
         status: 'degraded',
-        detail: `${model} (${choice.reason}) ${loaded}; ${pending} of ${active} engrams have no current vector and are found by BM25 only`,
-        fix: 'engram reindex',
+        detail: status.serving
+          ? `${name}; re-embedding ${status.vectors}/${status.total}, searching ${status.serving}'s vectors meanwhile`
+          : `${name}; ${status.pending} of ${status.total} engrams have no current vector and are found by BM25 only`,
+        fix: status.serving ? 'wait for the background server (engram status shows progress), or run engram reindex' : 'engram reindex',
       };
     }
-    const coverage = active === 0 ? 'no engrams to embed yet' : `all ${active} engrams have vectors`;
-    return { name: 'embeddings', status: 'ok', detail: `${model} (${choice.reason}) ${loaded}; ${coverage}` };
+    const coverage = status.total === 0 ? 'no engrams to embed yet' : `all ${status.total} engrams have vectors`;
+    return { name: 'embeddings', status: 'ok', detail: `${name}; ${coverage}` };
   } finally {
     store.close();
   }
@@ -256,6 +259,9 @@ export async function runDoctor(env: EngramEnv, options: DoctorOptions): Promise
     checks.push(await checkEmbeddings(current, options.embedTimeoutMs ?? EMBED_CHECK_TIMEOUT_MS).catch((error: unknown): Check => ({ name: 'embeddings', status: 'error', detail: (error as Error).message })));
     checks.push(attempt('claude', () => checkClaude(env, options)));
     checks.push(attempt('codex', () => checkCodex(env, options)));
+    checks.push(attempt('claude_mcp', () => checkClaudeMcp(env, options)));
+    checks.push(attempt('codex_mcp', () => checkCodexMcp(env, options)));
+    checks.push(attempt('mcp_server', () => checkMcpStarts(env, options)));
     checks.push(attempt('hook_errors', () => checkHookErrors(current, (options.now ?? (() => new Date()))())));
   }
   const status = checks.some((c) => c.status === 'error')

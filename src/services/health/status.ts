@@ -1,6 +1,7 @@
 import { storeSize, VERSION, type EngramCounts, type Settings, type Store } from '../../core/index.js';
 import { EVALUATION } from '../learn/index.js';
 import { installStatus, type InstallStatus } from './install.js';
+import { embeddingStatus, type EmbeddingStatus } from '../recall/index.js';
 
 /** `engram status`: what is stored and where. */
 export interface StatusReport {
@@ -19,6 +20,8 @@ export interface StatusReport {
   logs: string;
   /** Where the code runs from and any first-run bootstrap in progress (present when the caller names its install). */
   install?: InstallStatus;
+  /** The active embedding model, its coverage, and the re-embedding under way after a model change. */
+  embeddings: EmbeddingStatus;
 }
 
 /** Reads the store's counts in one snapshot, and the install's state when `options.installRoot` is given. */
@@ -53,6 +56,7 @@ export function storeStatus(
       })(),
       logs: settings.paths.logs,
       ...(install ? { install } : {}),
+      embeddings: embeddingStatus(store, settings),
     };
   });
 }

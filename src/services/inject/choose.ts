@@ -62,6 +62,9 @@ export function chooseHits(
   for (const hit of hits) {
     if (chosen.length >= options.max) break;
     if (options.alreadyShown.has(hit.id)) continue;
+    // After the first, only what scores close to it: the second and third hits are right far less often.
+    const first = chosen[0];
+    if (first && hit.score < INJECT.relativeScore * first.hit.score) break;
     const found = relevance(hit, terms, options.embedderKind);
     if (found.reason) chosen.push({ hit, relevance: found });
   }

@@ -1,9 +1,12 @@
 import type { Agent, Store } from '../../core/index.js';
 import { ensureSession } from '../capture/activity.js';
 import type { SessionContext } from '../capture/sessions.js';
+import { freshness, governancePolicy, type GovernancePolicy } from '../governance/index.js';
 import type { SearchEnvironment, SearchMode, SearchRequest, SearchResponse } from '../recall/index.js';
+// The single module, not the knowledge barrel: hooks load the knowledge docs' reader only where a repository has them.
+import { briefingForSession } from '../knowledge/session-start.js';
 import { chooseHits, withoutGenericWords } from './choose.js';
-import { renderBlock } from './render.js';
+import { BLOCK_CLOSE, BLOCK_OPEN, renderBlock } from './render.js';
 import { sessionStartPicks } from './session-start.js';
 import { INJECT } from './tuning.js';
 
@@ -27,6 +30,8 @@ export interface InjectDeps {
   answeredBy: string;
   limits: InjectLimits;
   now(): Date;
+  /** config.json `governance`: each kind's decay, for leaving stale engrams out. @default the built-in policy */
+  governance?: GovernancePolicy;
 }
 
 /** The environment a hook runs in, as injection needs it. */
@@ -81,10 +86,33 @@ function budgetLeft(store: Store, sessionId: string, limits: InjectLimits, event
 }
 
 /**
- * SessionStart: pinned engrams that hold here plus the project's most useful ones, in one block. After a compaction
- * the agent's context is empty again, so a new context epoch starts and everything may be shown again.
+ * The repository's L0 knowledge briefing as a block of at most `budget` characters, cut at whole lines, or null
+ * (no briefing, or the agent already loads the file it is in — services/knowledge).
  */
-export function injectAtSessionStart(deps: InjectDeps, session: SessionContext, env: HookEnvironment, source: string | null): Injection | null {
+async function briefingBlock(env: HookEnvironment, budget: number): Promise<string | null> {
+  const briefing = env.cwd ? await briefingForSession(env.cwd, env.agent) : null;
+  if (!briefing) return null;
+  const head = `${BLOCK_OPEN} Project knowledge briefing (from ${briefing.file}; full entries: engram docs show <id>)`;
+  const lines = briefing.text.replace(/\[\/?ENGRAM\]/gi, '').split('\n');
+  const kept: string[] = [];
+  let used = head.length + BLOCK_CLOSE.length + 2 + 80;
+  for (const line of lines) {
+    if (used + line.length + 1 > budget) break;
+    kept.push(line);
+    used += line.length + 1;
+  }
+  if (kept.length === 0) return null;
+  if (kept.length < lines.length) kept.push(`(${lines.length - kept.length} more lines of the briefing in ${briefing.file})`);
+  return [head, ...kept, BLOCK_CLOSE].join('\n');
+}
+
+/**
+ * SessionStart: the repository's knowledge briefing (when it has one the agent does not load by itself), then pinned
+ * engrams that hold here plus the project's most useful ones, all within the SessionStart budget: the briefing takes
+ * at most half of it. After a compaction the agent's context is empty again, so a new context epoch starts and
+ * everything may be shown again.
+ */
+export async function injectAtSessionStart(deps: InjectDeps, session: SessionContext, env: HookEnvironment, source: string | null): Promise<Injection | null> {
   const store = deps.store();
   if (source === 'compact' || source === 'clear') {
     const at = deps.now().toISOString();
@@ -93,18 +121,23 @@ export function injectAtSessionStart(deps: InjectDeps, session: SessionContext, 
       store.activity.nextContextEpoch(session.sessionId);
     });
   }
-  const picks = sessionStartPicks(store, env);
+  const budget = budgetLeft(store, session.sessionId, deps.limits, deps.limits.sessionStartChars);
+  // A resumed session still has the briefing it started with; a new, cleared or compacted context does not.
+  const briefing = source === 'resume' ? null : await briefingBlock(env, Math.floor(budget / 2));
+  const picks = sessionStartPicks(store, env, freshness(deps.governance ?? governancePolicy(), deps.now()));
   const shown = store.activity.shownInContext(session.sessionId);
   const fresh = picks.filter((pick) => !shown.has(pick.engram.id));
-  if (fresh.length === 0) return null;
   const where = env.repo ? ` and for ${env.repo}` : '';
-  const block = renderBlock(
-    fresh.map((pick) => pick.engram),
-    { heading: `Memories from earlier sessions: pinned${where}`, budget: budgetLeft(store, session.sessionId, deps.limits, deps.limits.sessionStartChars) },
-  );
-  if (!block) return null;
+  const block =
+    fresh.length === 0
+      ? null
+      : renderBlock(
+          fresh.map((pick) => pick.engram),
+          { heading: `Memories from earlier sessions: pinned${where}`, budget: budget - (briefing ? briefing.length + 1 : 0) },
+        );
+  if (!block) return briefing ? { text: briefing, ids: [], query: null, dropped: [] } : null;
   recordInjection(deps, session, env, 'SessionStart', null, block.items.map((item) => ({ ...item, score: null })));
-  return { text: block.text, ids: block.items.map((item) => item.id), query: null, dropped: block.dropped };
+  return { text: briefing ? `${briefing}\n${block.text}` : block.text, ids: block.items.map((item) => item.id), query: null, dropped: block.dropped };
 }
 
 /**
@@ -138,6 +171,9 @@ export async function injectForQuery(
     topK: INJECT.candidates,
     environment: env,
     scope: { project: env.repo ?? '', includePersonal: true },
+    // Only what may be injected: active, fresh or pinned, code not gone (services/governance `injectable`).
+    statuses: ['active'],
+    injection: freshness(deps.governance ?? governancePolicy(), deps.now()),
   });
   if (response.abstained || response.results.length === 0) return null;
   const chosen = chooseHits(response.results, request.query, {

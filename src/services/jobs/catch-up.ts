@@ -2,7 +2,7 @@ import { statSync } from 'node:fs';
 import { basename, sep } from 'node:path';
 import { readTranscript, type Agent, type EngramEnv, type Logger, type Store } from '../../core/index.js';
 import { recordPrompt, recordSessionEnd, recordSessionStart, type SessionContext } from '../capture/index.js';
-import { discoverTranscripts } from '../tape/index.js';
+import { discoverTranscripts, repositoryMatch, tapeLocation } from '../tape/index.js';
 
 /**
  * Catch-up of sessions the hooks never saw. A session that runs while a fresh install is still bootstrapping (about a
@@ -61,7 +61,7 @@ export function catchUpSessions(
   const limit = options.limit ?? CATCH_UP_LIMIT;
   const agent = options.agent;
   const unknown: Array<{ path: string; id: string }> = [];
-  for (const { path } of discoverTranscripts({ cwd: options.cwd, env: options.env, agent: options.agent })) {
+  for (const { path } of discoverTranscripts({ env: options.env, match: repositoryMatch(tapeLocation(options.cwd, options.env.home).root), agent })) {
     // Subagent files belong to their parent session, which is recorded (or caught up) as a whole.
     if (path.includes(`${sep}subagents${sep}`)) continue;
     const id = sessionIdFromPath(path, agent);

@@ -1,4 +1,4 @@
-import type { Embedder, Engram, Store, VectorSpace } from '../../core/index.js';
+import { embeddingText, type Embedder, type Engram, type Store, type VectorSpace } from '../../core/index.js';
 import { ensureVectorSpace, searchTerms } from '../recall/index.js';
 
 /** When a new lesson is the same as one already stored (engrammar's inline dedup, peers.md §1.6). */
@@ -83,7 +83,7 @@ export class LessonIndex {
   /** The lesson's vector, or null without an embedder. */
   async vector(text: string): Promise<Float32Array | null> {
     if (!this.embedder) return null;
-    const [vector] = await this.embedder.embed([text]);
+    const [vector] = await this.embedder.embed([embeddingText(text)]);
     return vector ?? null;
   }
 

@@ -1,4 +1,5 @@
 import { searchTerms } from './text.js';
+import { TUNING } from './tuning.js';
 
 /**
  * Words that carry conversation, not a topic: acknowledgements, go-aheads, politeness, filler. Stemmed like search
@@ -24,18 +25,88 @@ const MARKERS = [
   /<(command-name|command-message|command-args|local-command-stdout|task-notification)>[\s\S]*?<\/\1>/gi,
 ];
 
-/** Why a query was not searched, or null when it has something to search for. */
-export type AbstainReason = 'empty' | 'no-content';
+/** Why a search returned nothing: a blank query, a query with no topic, or only weak matches (see {@link weakMatch}). */
+export type AbstainReason = 'empty' | 'no-content' | 'weak-match';
 
 /**
  * The abstain rule: strip agent markers, analyse the rest like BM25 does (words, stop words out, stems), drop
  * conversational words; if no term is left, there is no topic and search returns nothing rather than its nearest
  * neighbours. Runs before any index or model is touched, so "ok" costs microseconds.
  */
-export function abstainReason(query: string): AbstainReason | null {
+export function abstainReason(query: string): Exclude<AbstainReason, 'weak-match'> | null {
   if (query.trim() === '') return 'empty';
+  return queryTerms(query).length === 0 ? 'no-content' : null;
+}
+
+/** The query's topic terms: markers stripped, analysed like BM25, conversational words dropped, each once. */
+export function queryTerms(query: string): string[] {
   let text = query;
   for (const marker of MARKERS) text = text.replace(marker, ' ');
-  const content = searchTerms(text).filter((term) => !CONVERSATIONAL.has(term));
-  return content.length === 0 ? 'no-content' : null;
+  return [...new Set(searchTerms(text).filter((term) => !CONVERSATIONAL.has(term)))];
+}
+
+/** The share of the query's weight (each term its IDF) that a memory's terms hold. */
+export function weightedCoverage(terms: readonly string[], idf: (term: string) => number, memory: ReadonlySet<string>): number {
+  let total = 0;
+  let held = 0;
+  for (const term of terms) {
+    const weight = idf(term);
+    total += weight;
+    if (memory.has(term)) held += weight;
+  }
+  return total > 0 ? held / total : 0;
+}
+
+/** A candidate the weak-match rule looks at: its analysed terms, and whether both lists put it near the top. */
+export interface MatchCandidate {
+  id: number;
+  terms: ReadonlySet<string>;
+  agreed: boolean;
+  /** Cosine similarity to the query, when the vector list holds it. */
+  similarity: number | null;
+}
+
+/** Why the rule spoke or stayed silent, for `engram search --explain`. */
+export interface WeakMatchVerdict {
+  /** Null when the best match is good enough; otherwise why the search stays silent. */
+  weak: string | null;
+  /** Each query term and its weight (IDF in this store). */
+  terms: Array<{ term: string; weight: number }>;
+  /** The candidate that covered most of the query, its coverage and the terms it holds. */
+  best: { id: number; coverage: number; matched: string[]; agreed: boolean } | null;
+  rule: string;
+}
+
+/**
+ * The weak-match rule, shared by `engram search` and the hooks: a search answers only when one of its top results
+ * covers enough of the query's weight (each term weighs its IDF in the store, so the rare, telling word of a query
+ * counts more than a common one), or when the keyword and vector lists agree on a top result that covers some of
+ * it. Everything else is a nearest neighbour, not an answer. Constants and how they were chosen: tuning.ts.
+ */
+export function weakMatch(
+  terms: readonly string[],
+  idf: (term: string) => number,
+  candidates: readonly MatchCandidate[],
+  /** The embedder kind's similarity that counts as an answer on its own (TUNING.abstain.similarity), if any. */
+  semantic?: number,
+): WeakMatchVerdict {
+  const { coverage: needed, agreedCoverage } = TUNING.abstain;
+  const weighted = terms.map((term) => ({ term, weight: Math.round(idf(term) * 1000) / 1000 }));
+  const total = weighted.reduce((sum, t) => sum + t.weight, 0);
+  const rule = `answer when a top result covers ≥ ${needed} of the query's weight, or ≥ ${agreedCoverage} when keyword and vector search agree on it${semantic !== undefined ? `, or its vector similarity is ≥ ${semantic}` : ''}`;
+  let best: WeakMatchVerdict['best'] = null;
+  let speaks = false;
+  for (const candidate of candidates) {
+    const matched = weighted.filter((t) => candidate.terms.has(t.term));
+    const coverage = total > 0 ? matched.reduce((sum, t) => sum + t.weight, 0) / total : 0;
+    if (!best || coverage > best.coverage) best = { id: candidate.id, coverage: Math.round(coverage * 1000) / 1000, matched: matched.map((t) => t.term), agreed: candidate.agreed };
+    if (coverage >= needed || (candidate.agreed && coverage >= agreedCoverage)) speaks = true;
+    if (semantic !== undefined && candidate.similarity !== null && candidate.similarity >= semantic) speaks = true;
+  }
+  const weak = speaks
+    ? null
+    : best
+      ? `the best match (#${best.id}) covers ${Math.round(best.coverage * 100)} % of the query's weight${best.agreed ? ' (both lists agree on it)' : ''}; the rule needs ${Math.round(needed * 100)} % (${Math.round(agreedCoverage * 100)} % when both lists agree${semantic !== undefined ? `, or a vector similarity of ${semantic}` : ''})`
+      : 'nothing matched';
+  return { weak, terms: weighted, best, rule };
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import * as z from 'zod';
 import { EngramError, formatIssues, openStore, type EmbedderChoice } from '../../core/index.js';
 import { prepareDraft, storeDraft } from '../memory/index.js';
-import { createSearchEngine, type SearchMode, type SearchResponse } from './search.js';
+import { createSearchEngine, type SearchMode, type SearchRequest, type SearchResponse } from './search.js';
 import type { SearchTuning } from './tuning.js';
 import { embedPending } from './vectors.js';
 
@@ -24,6 +24,12 @@ export const BenchQuerySchema = z.strictObject({
   relevant: z.array(z.string().min(1)),
   group: z.string().min(1).optional(),
   kind: z.string().min(1).optional(),
+  /** fixtures/eval-lessons: the hook event, the query the hook judges relevance against (before tool and file-type
+   * words are dropped for searching), where the input came from, and the hook input itself. Carried, not scored. */
+  event: z.string().min(1).optional(),
+  hook_query: z.string().optional(),
+  source: z.string().min(1).optional(),
+  input: z.unknown().optional(),
 });
 export type BenchQuery = z.infer<typeof BenchQuerySchema>;
 
@@ -45,7 +51,8 @@ export interface RetrievalReport extends QualityScores {
   p95_ms: number;
   /** Query embedding alone. */
   embed_p50_ms: number;
-  /** Queries with no relevant memory: how many, and the share that returned nothing (abstained or below floors). */
+  /** Queries with no relevant memory: how many, and the share the search stayed silent on (the abstain rule, or
+   * nothing above the floors). */
   no_answer: { n: number; empty_rate: number };
   /** The same scores per query `kind`, when the file labels them. */
   by_kind: Record<string, QualityScores>;
@@ -62,6 +69,8 @@ export interface RetrievalBenchOptions {
   tuning: SearchTuning;
   batchSize?: number;
   onProgress?: (stage: 'embed' | 'query', done: number, total: number) => void;
+  /** Extra request fields for every search (e.g. `{ abstain: false }` to see the ranking the abstain rule doubts). */
+  search?: Pick<SearchRequest, 'abstain'>;
   /** Sees every response with its query, e.g. to judge what hooks would inject (bench/inject.mjs). */
   inspect?: (query: BenchQuery, response: SearchResponse, memoryIdsOf: (engramId: number) => readonly string[], mode: SearchMode) => void;
 }
@@ -169,7 +178,11 @@ export async function runRetrievalBench(options: RetrievalBenchOptions): Promise
       let degraded: string | null = null;
       let model: string | null = null;
       for (const [index, query] of queries.entries()) {
+        // The ranking is scored as it is; whether the abstain rule would have stayed silent is counted separately
+        // (`weak`), so recall measures ranking and `no_answer` measures silence.
         const response = await engine.search({
+          abstain: false,
+          ...options.search,
           query: query.q,
           mode,
           topK: options.k,
@@ -182,7 +195,7 @@ export async function runRetrievalBench(options: RetrievalBenchOptions): Promise
         model ??= response.model;
         options.onProgress?.('query', index + 1, queries.length);
         if (query.relevant.length === 0) {
-          if (response.results.length === 0) empty++;
+          if (response.results.length === 0 || response.weak !== null) empty++;
           continue;
         }
         const relevant = new Set(query.relevant);

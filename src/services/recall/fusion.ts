@@ -1,6 +1,9 @@
+/** The lists fusion combines. `anchor`: candidates ordered by vector similarity to the best keyword hit. */
+export type Signal = 'bm25' | 'vector' | 'anchor';
+
 /** A ranked list from one signal: ids, best first. */
 export interface RankedList {
-  signal: 'bm25' | 'vector';
+  signal: Signal;
   ids: readonly number[];
   weight: number;
 }
@@ -10,7 +13,7 @@ export interface Fused {
   id: number;
   /** Σ weight / (k + rank), divided by the best possible (rank 1 in every list): 1.0 means "first everywhere". */
   score: number;
-  ranks: { bm25: number | null; vector: number | null };
+  ranks: Record<Signal, number | null>;
 }
 
 /**
@@ -22,11 +25,11 @@ export function reciprocalRankFusion(lists: readonly RankedList[], k: number, po
   const fused = new Map<number, Fused>();
   let best = 0;
   for (const list of lists) {
-    if (list.weight <= 0) continue;
+    if (list.weight <= 0 || list.ids.length === 0) continue;
     best += list.weight / (k + 1);
     list.ids.slice(0, pool).forEach((id, index) => {
       const rank = index + 1;
-      const entry = fused.get(id) ?? { id, score: 0, ranks: { bm25: null, vector: null } };
+      const entry = fused.get(id) ?? { id, score: 0, ranks: { bm25: null, vector: null, anchor: null } };
       entry.score += list.weight / (k + rank);
       entry.ranks[list.signal] = rank;
       fused.set(id, entry);

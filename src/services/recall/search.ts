@@ -1,4 +1,5 @@
 import {
+  embeddingText,
   EngramError,
   KNN_MAX_K,
   loadEmbedder,
@@ -9,10 +10,11 @@ import {
   type Store,
   type VectorSpace,
 } from '../../core/index.js';
-import { abstainReason, type AbstainReason } from './abstain.js';
+import { abstainReason, queryTerms, weakMatch, weightedCoverage, type AbstainReason, type WeakMatchVerdict } from './abstain.js';
 import { createBm25Cache, type Bm25Cache, type Bm25Filter, type Bm25Source } from './bm25.js';
 import { reciprocalRankFusion, type RankedList } from './fusion.js';
-import { passesGates, type SearchEnvironment, type SearchFilters } from './gates.js';
+import { DEFAULT_STATUSES, passesGates, type SearchEnvironment, type SearchFilters } from './gates.js';
+import { searchTerms } from './text.js';
 import { TUNING, type SearchTuning } from './tuning.js';
 import { embedPending } from './vectors.js';
 
@@ -30,6 +32,17 @@ export interface SearchRequest extends SearchFilters {
   environment?: SearchEnvironment;
   /** A precomputed query vector (benchmarks time embedding separately). */
   queryVector?: Float32Array;
+  /** Stay silent when the best match is weak (the abstain rule). `false` returns the ranking anyway, with `weak`
+   * saying why the rule doubts it. @default true */
+  abstain?: boolean;
+  /** Add `explain`: the fusion settings, each list's size, and the abstain rule's verdict with its numbers. */
+  explain?: boolean;
+}
+
+/** Why a search answered as it did (`engram search --explain`). */
+export interface SearchExplain {
+  fusion: { k: number; weights: { bm25: number; vector: number; anchor: number }; lists: { bm25: number; vector: number; anchor: number } };
+  abstain: WeakMatchVerdict;
 }
 
 /** One result. */
@@ -37,8 +50,8 @@ export interface SearchHit {
   id: number;
   /** Fused score after adjustments; 1.0 ≈ first in every list. */
   score: number;
-  /** 1-based rank in each list after gates, or null. */
-  ranks: { bm25: number | null; vector: number | null };
+  /** 1-based rank in each list after gates, or null (`anchor`: similarity to BM25's best hit, hybrid only). */
+  ranks: { bm25: number | null; vector: number | null; anchor: number | null };
   /** Raw signal values: BM25 score and cosine similarity, or null. */
   signals: { bm25: number | null; vector: number | null };
   engram: Engram;
@@ -52,10 +65,20 @@ export interface SearchResponse {
   model: string | null;
   /** Why nothing was searched (content-free query), or null. */
   abstained: AbstainReason | null;
+  /** Why the abstain rule doubts the best match (set even when the request asked for results anyway), or null. */
+  weak: string | null;
   /** Why a requested signal was missing or partial (no model, stale vectors), or null. */
   degraded: string | null;
   results: SearchHit[];
-  timings: { embed_ms: number; total_ms: number; bm25_index: Bm25Source | null };
+  timings: {
+    embed_ms: number;
+    total_ms: number;
+    bm25_index: Bm25Source | null;
+    /** `skipped`: BM25 alone was decisive (tuning.ts skipVectors); `cached`: the query vector was reused. */
+    vectors: 'searched' | 'cached' | 'skipped' | null;
+  };
+  /** Only when the request asked for it. */
+  explain?: SearchExplain;
 }
 
 /** Options for {@link createSearchEngine}. */
@@ -73,6 +96,14 @@ export interface SearchEngineOptions {
   /** Texts per embedding call when catching up on missing vectors. @default per embedder kind (TUNING.batchSize) */
   batchSize?: number;
   now?: () => Date;
+  /**
+   * Loads the model that made an older vector space (core/embed `choiceForModel` + `loadEmbedder`). With it, a search
+   * whose model's vectors are still being filled (after a model change) searches the complete older space instead
+   * of going BM25-only: old vectors keep serving until the re-embedding finishes.
+   */
+  loadModel?: (modelId: string) => Promise<Embedder | null>;
+  /** Skip the vector half when BM25 alone is decisive (tuning.ts skipVectors). @default true */
+  skipDecisive?: boolean;
   /** Non-fatal problems (snapshot not writable, catch-up failed) go here. */
   onWarning?: (message: string, error?: unknown) => void;
 }
@@ -89,6 +120,8 @@ const elapsed = (start: number): number => Math.round((performance.now() - start
 /** Projects a BM25 scope filter into wink's retained fields. */
 function bm25Filter(filters: SearchFilters): Bm25Filter {
   return {
+    statuses: new Set(filters.statuses ?? DEFAULT_STATUSES),
+    ...(filters.pendingLearnedBy?.length ? { pendingLearnedBy: new Set(filters.pendingLearnedBy) } : {}),
     ...(filters.category !== undefined ? { category: filters.category } : {}),
     ...(filters.tags?.length ? { tags: filters.tags } : {}),
     ...(filters.scope
@@ -121,8 +154,49 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
     return loaded;
   };
 
+  // Query vectors by model and text, least recently used first out (tuning.ts queryCache).
+  const queryVectors = new Map<string, Float32Array>();
+  const embedQuery = async (model: Embedder, text: string): Promise<{ vector: Float32Array | undefined; cached: boolean }> => {
+    const key = `${model.model}\u0000${text}`;
+    const hit = queryVectors.get(key);
+    if (hit) {
+      queryVectors.delete(key);
+      queryVectors.set(key, hit);
+      return { vector: hit, cached: true };
+    }
+    const [vector] = await model.embed([text]);
+    if (vector) {
+      queryVectors.set(key, vector);
+      if (queryVectors.size > TUNING.queryCache) queryVectors.delete(queryVectors.keys().next().value as string);
+    }
+    return { vector, cached: false };
+  };
+
+  // Older models loaded to serve their complete spaces while the active model's space fills, by model id.
+  const older = new Map<string, Promise<Embedder | null>>();
+
+  /** A complete older space whose model loads, to search while the active one is being filled; or undefined. */
+  const servingSpace = async (active: Embedder): Promise<{ space: VectorSpace; model: Embedder } | undefined> => {
+    if (!options.loadModel) return undefined;
+    const vectors = store.vectors();
+    for (const candidate of vectors.spaces()) {
+      if (candidate.model === active.model || candidate.vectors === 0 || vectors.countPending(candidate) > 0) continue;
+      let loading = older.get(candidate.model);
+      if (!loading) {
+        loading = options.loadModel(candidate.model).catch((error: unknown) => {
+          warn(`could not load ${candidate.model} to serve its vectors`, error);
+          return null;
+        });
+        older.set(candidate.model, loading);
+      }
+      const model = await loading;
+      if (model && model.dim === candidate.dim) return { space: candidate, model };
+    }
+    return undefined;
+  };
+
   /** The vector space to search, after embedding up to catchUpMax engrams that lack vectors. */
-  const vectorSpace = async (model: Embedder): Promise<{ space: VectorSpace | undefined; degraded: string | null }> => {
+  const vectorSpace = async (model: Embedder): Promise<{ space: VectorSpace | undefined; degraded: string | null; serving?: Embedder }> => {
     const vectors = store.vectors();
     const generation = store.searchState().generation;
     const cached = vectors.findSpace(model.model, model.dim);
@@ -138,6 +212,16 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
           warn('vector catch-up failed', error);
         }
       } else {
+        const total = store.engrams.counts().active;
+        const serving = await servingSpace(model);
+        if (serving) {
+          // After a model change: the background server fills the new space; its older, complete space answers.
+          return {
+            space: serving.space,
+            serving: serving.model,
+            degraded: `re-embedding for ${model.model}: ${total - pending}/${total} done; searching ${serving.model.model}'s vectors meanwhile`,
+          };
+        }
         degraded = `${pending} engrams lack vectors for ${model.model}; run 'engram reindex' (until then they are found by BM25 only)`;
       }
     }
@@ -178,6 +262,16 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
     }
   };
 
+  /** BM25 alone is decisive (tuning.ts skipVectors): its best hit holds most of the query and stands out. */
+  const bm25Decisive = (hits: ReadonlyArray<{ id: number; score: number }>, index: { idf(term: string): number }, query: string): boolean => {
+    const [first, second] = hits;
+    if (!first || (second && first.score < TUNING.skipVectors.gap * second.score)) return false;
+    const engram = store.engrams.getMany([first.id])[0];
+    if (!engram) return false;
+    const terms = queryTerms(query);
+    const held = new Set(searchTerms(`${engram.title ?? ''} ${engram.text} ${engram.category} ${engram.tags.join(' ')}`));
+    return weightedCoverage(terms, (term) => index.idf(term), held) >= TUNING.skipVectors.coverage;
+  };
   return {
     embedder,
     async search(request) {
@@ -190,9 +284,10 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
         mode,
         model: null,
         abstained: abstainReason(request.query),
+        weak: null,
         degraded: null,
         results: [],
-        timings: { embed_ms: 0, total_ms: 0, bm25_index: null },
+        timings: { embed_ms: 0, total_ms: 0, bm25_index: null, vectors: null },
       };
       if (response.abstained) {
         response.timings.total_ms = elapsed(started);
@@ -227,17 +322,27 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
         }
         for (const hit of kept) bm25Scores.set(hit.id, hit.score);
         lists.push({ signal: 'bm25', ids: kept.map((hit) => hit.id), weight: mode === 'bm25' ? 1 : options.tuning.weights.bm25 });
+        if (mode === 'hybrid' && options.skipDecisive !== false && bm25Decisive(kept, index, request.query)) {
+          response.timings.vectors = 'skipped';
+          // Not needed for this answer, but a user without a model should still hear about it.
+          if (!options.loadedEmbedder && !options.embedder?.spec) response.degraded = `vector search unavailable: ${options.embedder?.reason ?? 'no embedder configured'}`;
+        }
       }
 
       const similarities = new Map<number, number>();
-      if (mode !== 'bm25') {
-        const { embedder: model, reason } = await embedder();
-        if (!model) {
+      let anchorSpace: VectorSpace | undefined;
+      let semanticKind: string | undefined;
+      if (mode !== 'bm25' && response.timings.vectors !== 'skipped') {
+        const { embedder: active, reason } = await embedder();
+        if (!active) {
           response.degraded = `vector search unavailable: ${reason}`;
         } else {
           let space: VectorSpace | undefined;
+          let model: Embedder = active;
           try {
-            ({ space, degraded: response.degraded } = await vectorSpace(model));
+            let serving: Embedder | undefined;
+            ({ space, degraded: response.degraded, serving } = await vectorSpace(active));
+            if (serving) model = serving;
           } catch (error) {
             response.degraded = `vector search unavailable: ${(error as Error).message}`;
           }
@@ -247,7 +352,9 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
             if (!vector) {
               const embedStart = performance.now();
               try {
-                [vector] = await model.embed([request.query.slice(0, TUNING.queryChars)]);
+                const embedded = await embedQuery(model, embeddingText(request.query.slice(0, TUNING.queryChars)));
+                vector = embedded.vector;
+                response.timings.vectors = embedded.cached ? 'cached' : 'searched';
               } catch (error) {
                 warn('query embedding failed; answering with BM25 only', error);
                 response.degraded = `vector search unavailable: ${(error as Error).message}`;
@@ -257,6 +364,8 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
               throw new EngramError('INVALID_INPUT', `query vector has ${vector.length} dimensions; ${model.model} has ${space.dim}`);
             }
             if (vector) {
+              anchorSpace = space;
+              semanticKind = model.kind;
               const hits = vectorList(space, model, vector, fetch, accept);
               for (const hit of hits) similarities.set(hit.id, hit.similarity);
               lists.push({ signal: 'vector', ids: hits.map((hit) => hit.id), weight: mode === 'vector' ? 1 : options.tuning.weights.vector });
@@ -265,9 +374,56 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
         }
       }
 
+      // Hybrid's third list: the candidates ordered by similarity to the vector of BM25's best hit (tuning.ts).
+      const anchorWeight = options.tuning.weights.anchor ?? TUNING.anchor.weight;
+      const bm25Ids = lists.find((list) => list.signal === 'bm25')?.ids ?? [];
+      if (mode === 'hybrid' && anchorSpace && anchorWeight > 0 && bm25Ids.length > 1) {
+        const anchor = store.vectors().vectorOf(anchorSpace, bm25Ids[0] as number);
+        if (anchor) {
+          const pool = [...new Set(lists.flatMap((list) => list.ids.slice(0, TUNING.pool)))];
+          const ids = store.vectors().distancesTo(anchorSpace, anchor, pool).map((n) => n.id);
+          lists.push({ signal: 'anchor', ids, weight: anchorWeight });
+        }
+      }
+
       const fused = reciprocalRankFusion(lists, options.tuning.rrfK, TUNING.pool);
       const top = adjust(store, fused, candidates, environment, now()).slice(0, topK);
       const engrams = new Map(store.engrams.getMany(top.map((entry) => entry.id)).map((engram) => [engram.id, engram]));
+
+      // The weak-match rule (abstain.ts), shared with the hooks: are the top results answers or just neighbours?
+      const { top: judged } = TUNING.abstain;
+      const { index } = bm25.get(store);
+      const verdict = weakMatch(
+        queryTerms(request.query),
+        (term) => index.idf(term),
+        top.slice(0, judged).map((entry) => {
+          const engram = engrams.get(entry.id) as Engram;
+          return {
+            id: entry.id,
+            terms: new Set(searchTerms(`${engram.title ?? ''} ${engram.text} ${engram.category} ${engram.tags.join(' ')}`)),
+            agreed: (entry.ranks.bm25 ?? Infinity) <= judged && (entry.ranks.vector ?? Infinity) <= judged,
+            similarity: similarities.get(entry.id) ?? null,
+          };
+        }),
+        semanticKind ? TUNING.abstain.similarity[semanticKind] : undefined,
+      );
+      response.weak = top.length > 0 ? verdict.weak : null;
+      if (request.explain) {
+        const size = (signal: string): number => lists.find((list) => list.signal === signal)?.ids.length ?? 0;
+        response.explain = {
+          fusion: {
+            k: options.tuning.rrfK,
+            weights: { ...options.tuning.weights, anchor: anchorWeight },
+            lists: { bm25: size('bm25'), vector: size('vector'), anchor: size('anchor') },
+          },
+          abstain: verdict,
+        };
+      }
+      if (response.weak && request.abstain !== false) {
+        response.abstained = 'weak-match';
+        response.timings.total_ms = elapsed(started);
+        return response;
+      }
       response.results = top.map((entry) => ({
         id: entry.id,
         score: Math.round(entry.score * 1e6) / 1e6,

@@ -1,30 +1,42 @@
 import type { Config } from '../../core/index.js';
 
 /**
- * Every number recall uses, with the reason for its value. Fusion weights and floors were chosen on the development
- * queries in fixtures/eval/queries-dev.jsonl (`engram bench retrieval`); the held-out queries-test.jsonl is only
- * for reporting. docs/SEARCH.md describes the pipeline these feed.
+ * Every number recall uses, with the reason for its value. Fusion and abstain settings were chosen with bench/tune.mjs
+ * on the dev splits of the three evaluation sets (fixtures/eval, eval-conversations, eval-lessons; tuning code cannot
+ * read a test split), the floors on fixtures/eval's dev queries. Test splits are for reporting (bench/quality.mjs).
+ * docs/SEARCH.md describes the pipeline these feed and carries the before/after table.
  */
 export const TUNING = {
-  /** Reciprocal rank fusion constant: score = Σ w / (k + rank). 60 is the value from the RRF paper and flattens
-   * the difference between neighbouring ranks, so agreement between lists matters more than any one list's order. */
-  rrfK: 60,
-  /** Each list contributes its top N to fusion. Beyond ~50, 1/(60 + rank) adds almost nothing and costs lookups. */
+  /**
+   * Reciprocal rank fusion constant: score = Σ w / (k + rank). Chosen on the dev splits of the three evaluation sets
+   * with bench/tune.mjs (never on test). k = 60, the RRF paper's value, flattens neighbouring ranks so much that weak
+   * agreement from a poor vector list reorders BM25's top ten: on the conversational set (turns of real sessions)
+   * hybrid fell from BM25's 0.75 recall@10 to 0.62 with USE lite. k = 5 keeps a list's own order decisive near the
+   * top and lets the other list break near-ties and lift what the first ranked just outside the cut.
+   * Measured (dev, hybrid minus the best single signal, recall@10, across 3 sets × 3 offline models): k = 60 worst
+   * −0.13 / mean −0.02; k = 20 worst −0.03; k = 10 worst −0.005; k = 5 worst +0.003 / mean +0.02.
+   */
+  rrfK: 5,
+  /** Each list contributes its top N to fusion. Beyond ~50 a rank adds almost nothing and costs lookups. */
   pool: 50,
   /**
-   * Fusion weights. BM25 is the stronger signal on the text Engram searches (stemmed BM25 beat every offline vector
-   * model on a 1.5k-question conversational benchmark: 0.61 vs USE lite 0.37), and there equal weights let weak
-   * vector hits push good keyword hits down (0.58 < 0.61). With k = 60 and a vector weight of 0.5, a vector-only hit
-   * (at best 0.5/61) never outranks a BM25 hit from the pool (at worst 1/110): fusion can lift a keyword hit the
-   * vectors agree with, and fill in what BM25 did not find (paraphrases that share no word), but it cannot push a
-   * keyword hit below a vector guess — which is how fusion fell under BM25 alone. On the dev queries
-   * (fixtures/eval/queries-dev.jsonl, recall@10, with the floors below) this beats the best single signal with
-   * every offline model: USE lite 0.78 vs BM25 0.72 / vectors 0.69; ctx-use-256 0.77 vs 0.72 / 0.75;
-   * static-use-256 0.78 vs 0.72 / 0.73.
-   * Equal weights scored within one or two queries of that on the dev set but cost lexical MRR (1.00 → 0.98), the
-   * failure mode the large benchmark showed; k = 10 or 30 changed nothing beyond noise.
+   * Fusion weights. BM25 is the stronger signal on the text Engram searches (on a public 1.5k-question conversational
+   * benchmark stemmed BM25 scored 0.61 recall@10 against USE lite's 0.37; on our conversational set 0.75 against
+   * 0.35), so the vector list gets less weight: 0.3 (worst dev margin +0.003) beat 0.5 (−0.002) and 0.7 (−0.02); the
+   * offline models are too weak on conversation for more. Where the vectors do carry meaning (the hand-written
+   * paraphrase set, lesson prompts) 0.3 still lifts recall by 2–8 points over BM25.
    */
-  weights: { bm25: 1.0, vector: 0.5 },
+  weights: { bm25: 1.0, vector: 0.3 },
+  /**
+   * The third list of hybrid search: the candidates of both lists ordered by their vector's similarity to the vector
+   * of BM25's best hit. Query and memory are different genres (a question, a lesson or a tool output) and the offline
+   * encoders compare them poorly, but two memories about the same thing compare well: this list finds the
+   * neighbours of what the keywords found best (the other chunk of the same answer, the same lesson worded
+   * differently), where the query vector alone does not. It is only built when BM25 found something and its best hit
+   * has a vector. Dev margins with it (weight 0.3): worst +0.007, mean +0.027; without: worst +0.006, mean +0.023;
+   * the lessons set gains most (+0.01 to +0.02).
+   */
+  anchor: { weight: 0.3 },
   /**
    * Cosine similarity below which a vector hit is treated as noise and dropped, per embedder kind: every query has
    * nearest neighbours, even nonsense. Swept on the dev queries (0, 0.2, 0.3, 0.4, 0.5): USE lite's vector
@@ -57,6 +69,36 @@ export const TUNING = {
   pinnedBoost: 0.05,
   /** Old memories are not wrong memories: age costs at most 10 %, half of that after 180 days without being seen. */
   recency: { maxPenalty: 0.1, halfLifeDays: 180 },
+  /**
+   * The abstain rule for weak matches (abstain.ts): a search stays silent unless one of its top `top` results covers
+   * at least `coverage` of the query's weight — each query term weighs its IDF in the store, so a rare, telling
+   * word counts more than "file" or "use" — or the keyword and vector lists agree on one of their top `top` results
+   * and it covers at least `agreedCoverage`. Chosen on the dev splits as the setting with the most silence on
+   * unanswerable queries while keeping at least 90 % of answerable recall@3 on average: 0.30/0.15 kept 93 % and
+   * silenced 55 %; 0.35/0.175 kept 88 % and silenced 65 %; 0.5 without agreement silenced 89 % but kept 62 %.
+   * No setting reaches both 80 % silence and 90 % kept on these sets (docs/SEARCH.md).
+   */
+  abstain: {
+    top: 3,
+    coverage: 0.3,
+    agreedCoverage: 0.15,
+    /** …or a top result's vector similarity alone reaches this, per embedder kind: a paraphrase that shares no
+     * word with its answer is still an answer when the model is sure (USE lite's similarities run higher than the
+     * distilled models'). On the dev splits adding it kept 94 % instead of 93 % of recall@3 for 1 point of silence. */
+    similarity: { transformers: 0.55, 'use-lite': 0.7, test: 0.8 } as Record<string, number>,
+  },
+  /**
+   * Hybrid skips the query embedding and the vector lists when BM25 alone is decisive: its best hit covers at least
+   * `coverage` of the query's weight (IDF, as in the abstain rule) and scores at least `gap` × the second. Embedding
+   * the query is most of a hybrid search's time (USE lite ~20 ms warm, more under load; UserPromptSubmit is the slow
+   * hook because of it). On the dev splits (bench/tune.mjs lists) 0.6 / 1.5 skipped 33 % of fixtures/eval's queries,
+   * 26 % of the lesson prompts and 6 % of the conversational ones, and changed recall@10 by 0.000 on every set and
+   * model: a query whose words all sit in one memory that stands out does not need its meaning read.
+   */
+  skipVectors: { coverage: 0.6, gap: 1.5 },
+  /** Query vectors kept per engine (least recently used out): hooks and agents repeat queries, and a cached query
+   * costs nothing to embed. */
+  queryCache: 512,
   /** Long prompts are cut before embedding: sentence encoders read the start, and a 10k-character paste adds cost,
    * not meaning. */
   queryChars: 1_000,
@@ -70,7 +112,8 @@ export const TUNING = {
 /** The values a search actually uses: TUNING with config.json's `search` overrides applied. */
 export interface SearchTuning {
   rrfK: number;
-  weights: { bm25: number; vector: number };
+  /** `anchor` defaults to TUNING.anchor.weight. */
+  weights: { bm25: number; vector: number; anchor?: number };
   topK: number;
 }
 
@@ -81,6 +124,7 @@ export function searchTuning(config: Config): SearchTuning {
     weights: {
       bm25: config.search.bm25_weight ?? TUNING.weights.bm25,
       vector: config.search.vector_weight ?? TUNING.weights.vector,
+      anchor: TUNING.anchor.weight,
     },
     topK: config.search.top_k ?? TUNING.topK,
   };

@@ -1,5 +1,8 @@
 import {
+  embeddingText,
+  knownModel,
   readPulledModels,
+  vectorModelId,
   resolveEmbedder,
   type Embedder,
   type PulledModels,
@@ -59,7 +62,7 @@ export async function embedPending(store: Store, embedder: Embedder, options: Em
     const batch = vectors.pending(space, Math.min(batchSize, limit - report.embedded), after);
     if (batch.length === 0) break;
     after = (batch.at(-1) as { id: number }).id;
-    const embedded = await embedder.embed(batch.map((row) => row.text));
+    const embedded = await embedder.embed(batch.map((row) => embeddingText(row.text)));
     const at = now().toISOString();
     store.write(() => {
       batch.forEach((row, i) => vectors.put(space, row.id, row.content_hash, embedded[i] as Float32Array, at));
@@ -163,4 +166,50 @@ export function modelStatus(store: Store, settings: Settings): ModelStatus {
     vector_spaces: spaces,
     vector_error: vectorError,
   };
+}
+
+/** What the active embedder implies for search quality, in one sentence (engram doctor and status say it). */
+export function modelQuality(spec: { kind: string; model: string } | null): string {
+  if (!spec) return 'none: search is keyword-only (BM25); run `engram model pull` for the strong model';
+  const known = knownModel(spec.model);
+  if (known) return known.quality;
+  if (spec.kind === 'use-lite') {
+    return 'offline: USE lite from npm, weak on conversation and paraphrase (docs/SEARCH.md); `engram model pull` gets the strong model when the hub can be reached';
+  }
+  if (spec.kind === 'test') return 'test: a hashing embedder for plumbing tests, no meaning';
+  return `local model ${spec.model}: quality as measured with engram bench retrieval (docs/SEARCH.md)`;
+}
+
+/** `engram status` → embeddings: the active model, its coverage, and what serves while it fills after a change. */
+export interface EmbeddingStatus {
+  model: string | null;
+  reason: string;
+  quality: string;
+  /** Live engrams with a current vector in the active model's space, and how many there are. */
+  vectors: number;
+  total: number;
+  /** Re-embedding still to do for the active model (the background server works through it). */
+  pending: number;
+  /** A complete older space that searches use until `pending` reaches 0, or null. */
+  serving: string | null;
+}
+
+/** Reads the embedding status without loading any model. */
+export function embeddingStatus(store: Store, settings: Settings): EmbeddingStatus {
+  const choice = resolveEmbedder(settings);
+  const total = store.engrams.counts().active;
+  const base = { reason: choice.reason, quality: modelQuality(choice.spec), total, serving: null };
+  if (!choice.spec) return { ...base, model: null, vectors: 0, pending: 0 };
+  const model = vectorModelId(choice.spec);
+  try {
+    const vectors = store.vectors();
+    const spaces = vectors.spaces();
+    const active = spaces.find((space) => space.model === model);
+    const pending = active ? vectors.countPending(active) : total;
+    const serving =
+      pending > 0 ? (spaces.find((space) => space.model !== model && space.vectors > 0 && vectors.countPending(space) === 0)?.model ?? null) : null;
+    return { ...base, model, vectors: total - pending, pending, serving };
+  } catch {
+    return { ...base, model, vectors: 0, pending: total };
+  }
 }

@@ -42,8 +42,8 @@ export {
 export type { WrittenTape, TapeFile, TapeSummary, GcReport } from './store.js';
 export { recordTranscript, subagentTranscripts } from './record.js';
 export type { RecordOptions, RecordResult, RecordedTape } from './record.js';
-export { ingestSessions, discoverTranscripts, claudeProjectFolderName } from './ingest.js';
-export type { IngestOptions, IngestReport, IngestSource } from './ingest.js';
+export { ingestSessions, claudeProjectFolderName, discoverTranscripts, repositoryMatch } from './ingest.js';
+export type { IngestOptions, IngestReport, IngestSource, SessionMatch } from './ingest.js';
 export { fingerprints, fingerprintSet, anchorsForText, tokenize, jaccard, containment } from './fingerprint.js';
 export type { Fingerprint, SpanAnchor, Token } from './fingerprint.js';
 export { TAPE_TUNING, INDEX_PROFILES, INDEX_PROFILE_NAMES } from './tuning.js';

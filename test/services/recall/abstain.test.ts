@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { abstainReason } from '../../../src/services/index.js';
+import { abstainReason, TUNING, weakMatch } from '../../../src/services/index.js';
 
 describe('abstainReason', () => {
   it.each([
@@ -36,5 +36,39 @@ describe('abstainReason', () => {
     '[Request interrupted by user] use pnpm instead',
   ])('searches %j', (query) => {
     expect(abstainReason(query)).toBeNull();
+  });
+});
+
+describe('weakMatch', () => {
+  const idf = (weights: Record<string, number>) => (term: string) => weights[term] ?? 5;
+  const candidate = (id: number, terms: string[], agreed = false, similarity: number | null = null) => ({ id, terms: new Set(terms), agreed, similarity });
+
+  it('answers when a top result covers enough of the query weight, rare terms weighing more', () => {
+    const weights = idf({ docker: 1, build: 1, buildkit: 4 });
+    // "buildkit" alone is 4 / 6 of the weight: enough.
+    expect(weakMatch(['docker', 'build', 'buildkit'], weights, [candidate(1, ['buildkit'])]).weak).toBeNull();
+    // One common word is 1 / 6 of the weight: not enough.
+    expect(weakMatch(['docker', 'build', 'buildkit'], weights, [candidate(1, ['docker'])]).weak).toMatch(/covers 17 %/);
+  });
+
+  it('accepts less coverage when the keyword and vector lists agree on the result', () => {
+    const weights = idf({ a: 1, b: 4 });
+    const terms = ['a', 'b'];
+    expect(weakMatch(terms, weights, [candidate(1, ['a'])]).weak).not.toBeNull();
+    expect(weakMatch(terms, weights, [candidate(1, ['a'], true)]).weak).toBeNull();
+  });
+
+  it('answers a paraphrase that shares no word when the vector similarity alone is high enough', () => {
+    const weights = idf({ a: 1, b: 1 });
+    expect(weakMatch(['a', 'b'], weights, [candidate(1, [], false, 0.9)], 0.7).weak).toBeNull();
+    expect(weakMatch(['a', 'b'], weights, [candidate(1, [], false, 0.6)], 0.7).weak).toMatch(/or a vector similarity of 0.7/);
+    expect(weakMatch(['a', 'b'], weights, [candidate(1, [], false, 0.9)]).weak).not.toBeNull();
+  });
+
+  it('reports the best candidate and the rule for --explain, and is silent with no candidates', () => {
+    const verdict = weakMatch(['x', 'y'], idf({ x: 2, y: 2 }), [candidate(7, ['x']), candidate(8, [])]);
+    expect(verdict.best).toEqual({ id: 7, coverage: 0.5, matched: ['x'], agreed: false });
+    expect(verdict.rule).toContain(String(TUNING.abstain.coverage));
+    expect(weakMatch(['x'], idf({}), []).weak).toBe('nothing matched');
   });
 });

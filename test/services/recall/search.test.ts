@@ -19,10 +19,11 @@ import { tempDir, tempStore } from '../../_helpers.js';
 // check that vectors are stored, searched, fused, gated and kept fresh. Retrieval quality is measured with real models
 // in the benchmark and in test/core/embed.
 const TEST_EMBEDDER: EmbedderChoice = { spec: { kind: 'test', model: 'test:hash' }, reason: 'test' };
-const tuning = { rrfK: 60, weights: { bm25: 1, vector: 0.5 }, topK: 10 };
+const tuning = { rrfK: TUNING.rrfK, weights: { ...TUNING.weights }, topK: 10 };
 
+// Plumbing tests of fusion need both lists every time: the decisive-BM25 shortcut has its own test below.
 function engine(store: Store, options: Partial<SearchEngineOptions> = {}) {
-  return createSearchEngine(store, { embedder: TEST_EMBEDDER, tuning, indexDir: tempDir(), ...options });
+  return createSearchEngine(store, { embedder: TEST_EMBEDDER, tuning, indexDir: tempDir(), skipDecisive: false, ...options });
 }
 
 function seed(store: Store): void {
@@ -42,7 +43,7 @@ describe('search engine', () => {
     expect(response.model).toBe('test:hash');
     const [top] = response.results;
     expect(top?.id).toBe(1);
-    expect(top?.ranks).toEqual({ bm25: 1, vector: 1 });
+    expect(top?.ranks).toEqual({ bm25: 1, vector: 1, anchor: 1 });
     expect(top?.score).toBeCloseTo(1, 6);
     expect(top?.signals.bm25).toBeGreaterThan(0);
     expect(top?.signals.vector).toBeGreaterThan(TUNING.vectorFloor.test as number);
@@ -277,5 +278,117 @@ describe('model change and reindex', () => {
     deleteEngram(store, 1);
     const all = await reindexVectors(store, second, { all: true });
     expect(all).toMatchObject({ embedded: 3, pruned: 1, scope: 'all' });
+  });
+});
+
+describe('hybrid search: anchor list, abstain rule, explain, model change', () => {
+  it('stays silent on a query its store cannot answer, says why, and answers anyway with abstain: false', async () => {
+    const store = tempStore();
+    seed(store);
+    const search = engine(store);
+    const answered = await search.search({ query: 'npm test needs the build first', explain: true });
+    expect(answered.abstained).toBeNull();
+    expect(answered.weak).toBeNull();
+    expect(answered.explain?.abstain.best?.coverage).toBeGreaterThanOrEqual(TUNING.abstain.coverage);
+
+    // On topic words the store has ("docker"), but the telling ones ("kubernetes", "helm", "chart") it has not.
+    const weak = await search.search({ query: 'kubernetes helm chart values for the docker registry', explain: true });
+    expect(weak).toMatchObject({ abstained: 'weak-match', results: [] });
+    expect(weak.weak).toMatch(/covers \d+ % of the query's weight/);
+    expect(weak.explain?.abstain.terms.find((t) => t.term === 'kubernet')?.weight).toBeGreaterThan(
+      weak.explain?.abstain.terms.find((t) => t.term === 'docker')?.weight as number,
+    );
+    const anyway = await search.search({ query: 'kubernetes helm chart values for the docker registry', abstain: false });
+    expect(anyway.abstained).toBeNull();
+    expect(anyway.weak).toBe(weak.weak);
+    expect(anyway.results[0]?.engram.text).toContain('Docker');
+  });
+
+  it('adds the anchor list in hybrid mode only, and reports the fusion settings', async () => {
+    const store = tempStore();
+    seed(store);
+    const search = engine(store);
+    const hybrid = await search.search({ query: 'npm test build', explain: true });
+    expect(hybrid.explain?.fusion.lists.anchor).toBeGreaterThan(0);
+    expect(hybrid.results[0]?.ranks.anchor).toBe(1);
+    const bm25 = await search.search({ query: 'npm test build', mode: 'bm25', explain: true });
+    expect(bm25.explain?.fusion.lists).toMatchObject({ vector: 0, anchor: 0 });
+    expect(bm25.results[0]?.ranks.anchor).toBeNull();
+  });
+
+  it('after a model change, searches the old complete vectors until the new ones are filled', async () => {
+    const store = tempStore();
+    seed(store);
+    const oldModel = createHashingEmbedder();
+    await embedPending(store, oldModel);
+    // The new model: another id (and another hashing of words), nothing embedded with it yet.
+    const newModel = { ...createHashingEmbedder(), model: 'test:new' };
+    const loaded: string[] = [];
+    const search = engine(store, {
+      loadedEmbedder: newModel,
+      catchUpMax: 0,
+      loadModel: async (id) => {
+        loaded.push(id);
+        return id === oldModel.model ? oldModel : null;
+      },
+    });
+    const during = await search.search({ query: 'npm test build' });
+    expect(loaded).toEqual(['test:hash']);
+    expect(during.model).toBe('test:hash');
+    expect(during.degraded).toMatch(/re-embedding for test:new: 0\/4 done; searching test:hash's vectors meanwhile/);
+    expect(during.results[0]?.ranks.vector).toBe(1);
+
+    await embedPending(store, newModel);
+    const after = await search.search({ query: 'npm test build' });
+    expect(after.model).toBe('test:new');
+    expect(after.degraded).toBeNull();
+  });
+
+  it('re-embeds vectors made with older text preparation, and serves them until then', async () => {
+    const store = tempStore();
+    addEngram(store, { text: '  12→const x = 1;\n  13→│ ├── retry.py' });
+    const model = createHashingEmbedder();
+    expect((await embedPending(store, model)).embedded).toBe(1);
+    expect((await embedPending(store, model)).embedded).toBe(0);
+    // A vector stamped with another preparation version is stale (what an upgrade of core/embed/text.ts does).
+    store.db.prepare("UPDATE engram_vectors SET text_hash = text_hash || 'x'").run();
+    expect((await embedPending(store, model)).embedded).toBe(1);
+  });
+});
+
+describe('the speed of the vector half', () => {
+  it('skips the query embedding when BM25 alone is decisive, and embeds otherwise', async () => {
+    const store = tempStore();
+    seed(store);
+    let embedded = 0;
+    const model = createHashingEmbedder();
+    const counting = { ...model, embed: (texts: readonly string[]) => ((embedded += texts.length), model.embed(texts)) };
+    await embedPending(store, model);
+    const search = engine(store, { loadedEmbedder: counting, skipDecisive: true });
+    embedded = 0;
+    // Every word sits in one memory and it stands out: no need to read the meaning.
+    const decisive = await search.search({ query: 'BuildKit cache mounts' });
+    expect(decisive.timings.vectors).toBe('skipped');
+    expect(decisive.results[0]?.engram.text).toContain('BuildKit');
+    expect(decisive.results[0]?.ranks.vector).toBeNull();
+    expect(embedded).toBe(0);
+    // A query the keywords only half cover is embedded and fused.
+    const open = await search.search({ query: 'postgres index docker cache' });
+    expect(open.timings.vectors).toBe('searched');
+    expect(embedded).toBe(1);
+  });
+
+  it('reuses the vector of a query it has embedded before', async () => {
+    const store = tempStore();
+    seed(store);
+    let embedded = 0;
+    const model = createHashingEmbedder();
+    await embedPending(store, model);
+    const search = engine(store, { loadedEmbedder: { ...model, embed: (texts) => ((embedded += texts.length), model.embed(texts)) } });
+    const first = await search.search({ query: 'npm test build' });
+    const again = await search.search({ query: 'npm test build' });
+    expect([first.timings.vectors, again.timings.vectors]).toEqual(['searched', 'cached']);
+    expect(embedded).toBe(1);
+    expect(again.results.map((hit) => hit.id)).toEqual(first.results.map((hit) => hit.id));
   });
 });

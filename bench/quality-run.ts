@@ -1,0 +1,145 @@
+// Retrieval quality on every evaluation set × split × mode × embedder; bench/quality.mjs bundles and runs it.
+// Prints a Markdown table (the one docs/SEARCH.md and the closing note carry) and, with --json FILE, every row as
+// JSON. Asserts nothing.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { loadSettings, readEnv, type EmbedderChoice } from '../src/core/index.js';
+import {
+  EVAL_SET_NAMES,
+  evalSetFiles,
+  runRetrievalBench,
+  searchTuning,
+  type EvalSetName,
+  type EvalSplit,
+  type SearchMode,
+} from '../src/services/index.js';
+
+const args = process.argv.slice(2);
+const option = (name: string, fallback: string): string => {
+  const index = args.indexOf(name);
+  return index >= 0 ? (args[index + 1] as string) : fallback;
+};
+const root = option('--root', process.cwd());
+const sets = option('--sets', EVAL_SET_NAMES.join(',')).split(',') as EvalSetName[];
+const splits = option('--splits', 'dev,test').split(',') as EvalSplit[];
+const embedders = option('--embedders', 'use-lite,ctx-use-256,static-use-256').split(',');
+const modelDir = resolve(option('--model-dir', join(root, '..', 'shared', 'models')));
+const json = option('--json', '');
+const MODES: SearchMode[] = ['bm25', 'vector', 'hybrid'];
+const K = 10;
+
+function choiceOf(name: string): EmbedderChoice {
+  if (name === 'use-lite') return { spec: { kind: 'use-lite', model: 'use-lite' }, reason: 'bench' };
+  return { spec: { kind: 'transformers', model: name, modelDir, folder: join(modelDir, name), quantized: true }, reason: 'bench' };
+}
+
+interface Row {
+  set: string;
+  split: EvalSplit;
+  embedder: string;
+  mode: SearchMode;
+  answerable: number;
+  unanswerable: number;
+  'recall@10': number;
+  mrr: number;
+  'recall@3': number;
+  /** Answerable recall@3 once the abstain rule has silenced what it doubts, as a share of recall@3 without it. */
+  'recall@3 kept': number;
+  /** Share of unanswerable queries the search stayed silent on. */
+  abstain: number;
+  p50_ms: number;
+}
+
+const round = (value: number): number => Math.round(value * 1000) / 1000;
+const rows: Row[] = [];
+const settings = loadSettings(readEnv());
+const tuning = searchTuning(settings.config);
+
+for (const embedder of embedders) {
+  for (const set of sets) {
+    const memories = readFileSync(evalSetFiles(root, set, 'dev').memories, 'utf8').split('\n');
+    const queries = splits.flatMap((split) =>
+      readFileSync(evalSetFiles(root, set, split).queries, 'utf8')
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .map((line) => ({ split, line })),
+    );
+    const splitOf = new Map(queries.map(({ split, line }) => [(JSON.parse(line) as { q: string }).q, split]));
+    const tallies = new Map<string, { n: number; un: number; recall: number; rr: number; r3: number; r3kept: number; silent: number; ms: number[] }>();
+    const started = performance.now();
+    await runRetrievalBench({
+      memories,
+      queries: queries.map(({ line }) => line),
+      k: K,
+      modes: MODES,
+      embedder: choiceOf(embedder),
+      tuning,
+      search: { abstain: false },
+      inspect(query, response, memoryIdsOf, mode) {
+        const key = `${splitOf.get(query.q)}|${mode}`;
+        const t = tallies.get(key) ?? { n: 0, un: 0, recall: 0, rr: 0, r3: 0, r3kept: 0, silent: 0, ms: [] };
+        tallies.set(key, t);
+        t.ms.push(response.timings.total_ms);
+        // `weak` says the abstain rule would have silenced this answer (the bench asked for the ranking anyway).
+        const silent = response.abstained !== null || response.results.length === 0 || (response.weak ?? null) !== null;
+        if (query.relevant.length === 0) {
+          t.un++;
+          if (silent) t.silent++;
+          return;
+        }
+        t.n++;
+        const relevant = new Set(query.relevant);
+        const found = (top: number): number =>
+          new Set(response.results.slice(0, top).flatMap((hit) => memoryIdsOf(hit.id).filter((id) => relevant.has(id)))).size / relevant.size;
+        t.recall += found(K);
+        const r3 = found(3);
+        t.r3 += r3;
+        if (!silent) t.r3kept += r3;
+        const first = response.results.findIndex((hit) => memoryIdsOf(hit.id).some((id) => relevant.has(id)));
+        if (first >= 0 && first < K) t.rr += 1 / (first + 1);
+      },
+    });
+    for (const split of splits) {
+      for (const mode of MODES) {
+        const t = tallies.get(`${split}|${mode}`);
+        if (!t) continue;
+        const sorted = [...t.ms].sort((a, b) => a - b);
+        rows.push({
+          set,
+          split,
+          embedder,
+          mode,
+          answerable: t.n,
+          unanswerable: t.un,
+          'recall@10': round(t.recall / t.n),
+          mrr: round(t.rr / t.n),
+          'recall@3': round(t.r3 / t.n),
+          'recall@3 kept': t.r3 === 0 ? 1 : round(t.r3kept / t.r3),
+          abstain: t.un === 0 ? 0 : round(t.silent / t.un),
+          p50_ms: round(sorted[Math.floor(sorted.length / 2)] ?? 0),
+        });
+      }
+    }
+    console.error(`${embedder} ${set}: ${Math.round(performance.now() - started)} ms`);
+  }
+}
+
+const lines = [
+  '| set | split | embedder | mode | n (+none) | recall@10 | MRR | abstain | recall@3 kept |',
+  '|---|---|---|---|---|---|---|---|---|',
+  ...rows.map(
+    (r) =>
+      `| ${r.set} | ${r.split} | ${r.embedder} | ${r.mode} | ${r.answerable} (+${r.unanswerable}) | ${r['recall@10'].toFixed(3)} | ${r.mrr.toFixed(3)} | ${(100 * r.abstain).toFixed(0)} % | ${(100 * r['recall@3 kept']).toFixed(0)} % |`,
+  ),
+];
+console.log(lines.join('\n'));
+// Does hybrid beat the best single signal by 0.01 everywhere?
+const verdicts = rows
+  .filter((r) => r.mode === 'hybrid')
+  .map((h) => {
+    const best = Math.max(...rows.filter((r) => r.set === h.set && r.split === h.split && r.embedder === h.embedder && r.mode !== 'hybrid').map((r) => r['recall@10']));
+    return { set: h.set, split: h.split, embedder: h.embedder, margin: round(h['recall@10'] - best) };
+  });
+console.log(`\nhybrid minus best single signal (recall@10): ${verdicts.map((v) => `${v.set}/${v.split}/${v.embedder} ${v.margin >= 0 ? '+' : ''}${v.margin.toFixed(3)}`).join(', ')}`);
+console.log(`hybrid ≥ best + 0.01 everywhere: ${verdicts.every((v) => v.margin >= 0.01 - 1e-9) ? 'yes' : 'no'}`);
+if (json) writeFileSync(json, `${JSON.stringify(rows, null, 1)}\n`);
