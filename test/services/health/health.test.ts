@@ -211,7 +211,7 @@ describe('runDoctor', () => {
     const home = tempDir();
     const env = readEnv({ HOME: home, ENGRAM_MODEL_DIR: MODELS_DIR, ENGRAM_MODEL: 'static-use-256' });
     const check = (await runDoctor(env, { installRoot: ROOT })).checks.find((c) => c.name === 'embeddings');
-    expect(check).toMatchObject({ status: 'ok', detail: expect.stringMatching(/static-use-256 \(.*\) loads and embeds \(256 dimensions, \d+ ms\); no engrams to embed yet/) });
+    expect(check).toMatchObject({ status: 'ok', detail: expect.stringMatching(/static-use-256 \(.*\) loads and embeds \(256 dimensions, \d+ ms\); quality: .*; no engrams to embed yet/) });
   });
 
   it('says when search is BM25 only, and when engrams lack vectors', async () => {
