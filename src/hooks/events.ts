@@ -155,8 +155,8 @@ export const HANDLERS: { [E in HookEventName]: Handler<z.ZodType<HookCommon>> } 
     });
   }),
 
-  Stop: define(StopInputSchema, ({ runtime, session }) => {
-    recordTurnEnd(runtime.store(), session, { now: runtime.now });
+  Stop: define(StopInputSchema, ({ input, runtime, session }) => {
+    recordTurnEnd(runtime.store(), session, { now: runtime.now, turnKey: input.prompt_id ?? input.turn_id ?? null });
     return null;
   }),
 

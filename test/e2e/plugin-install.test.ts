@@ -24,7 +24,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/core/index.js';
 import { bootstrapFiles } from '../../scripts/install-state.mjs';
-import { CLAUDE_BIN as CLAUDE, folderDigest, processEnv } from '../_helpers.js';
+import { CLAUDE_BIN as CLAUDE, folderDigest, processEnv, until } from '../_helpers.js';
 import { cleanClone, engramLine, expectNothingLeft, killLeftovers, logProblems, requestLog, RUN_CLAUDE, seedEngrams, TOPIC } from './_agents.js';
 
 /**
@@ -138,6 +138,8 @@ describe.skipIf(!existsSync(RUN_CLAUDE))('a marketplace install in the real Clau
     // First session: the install is not ready; hooks start the bootstrap and stay out of the way.
     first = session('first session: remember the blue widget', [{ text: 'Noted.' }]);
     const files = bootstrapFiles(clone, engramHome);
+    // The hooks started it detached; on a loaded machine its process may not have written its state yet.
+    await until(() => existsSync(files.state), 'the bootstrap to record its state', 120_000);
     expect(JSON.parse(readFileSync(files.state, 'utf8'))).toMatchObject({ status: 'running', root: clone });
 
     // Meanwhile the plugin cache's own `engram` (same version and lockfile) waits for that bootstrap rather than

@@ -199,6 +199,20 @@ describe('tool events', () => {
 });
 
 describe('Stop and SessionEnd', () => {
+  it('Stop counts a turn once by its prompt_id, even when the same Stop arrives twice', async () => {
+    const h = setup();
+    const stop = (promptId: string) => h.run('Stop', { stop_hook_active: false, last_assistant_message: 'done', prompt_id: promptId });
+    expect(await stop('prompt-1')).toBeNull();
+    expect(await stop('prompt-1')).toBeNull(); // handled by the server and by a hook that gave up waiting for it
+    expect(await stop('prompt-2')).toBeNull();
+    const store = h.open();
+    try {
+      expect(store.sessions.get('sess-1')?.turns).toBe(2);
+    } finally {
+      store.close();
+    }
+  });
+
   it('print nothing; SessionEnd queues the session’s background work, which a one-off drain runs in the hook’s own home and environment', async () => {
     const h = setup();
     // A session of the same project that the hooks never saw, in Claude Code's folder under the hook's HOME: the
