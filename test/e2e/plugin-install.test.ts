@@ -160,11 +160,13 @@ describe.skipIf(!existsSync(RUN_CLAUDE))('a marketplace install in the real Clau
     await expectNothingLeft(home);
   }, 600_000);
 
+  // Removing the install (a runtime with its node_modules, the clone, the plugin cache) takes more than vitest's
+  // default 60 s on a machine at load 9.
   afterAll(() => {
     if (home) killLeftovers(home);
     for (const dir of runs) rmSync(dir, { recursive: true, force: true });
     if (work) rmSync(work, { recursive: true, force: true });
-  });
+  }, 300_000);
 
   it('installs, bootstraps on first use, and the next session’s hooks record it, and the first one too', async () => {
     expect(first.transcript).not.toBe('');
