@@ -73,7 +73,11 @@ const recall = async (client: Awaited<ReturnType<typeof connect>>['client']): Pr
   return read.contents.map((part) => ('text' in part ? part.text : '')).join('');
 };
 
-describe("an agent's saves wait for a person", () => {
+// Each case spawns a dozen processes (bin/engram, the hook launcher, the MCP server and the warm server it starts):
+// not a time bound, room for a loaded 2-core machine.
+const SPAWNS = { timeout: 120_000 };
+
+describe("an agent's saves wait for a person", SPAWNS, () => {
   it('are learned by the agent, pending, found by its own searches, never injected or recalled until approved at the command line', async () => {
     const { home, project } = workspace();
     const mcp = await connect(home, { cwd: project });
@@ -142,7 +146,7 @@ describe("an agent's saves wait for a person", () => {
   });
 });
 
-describe("an agent's changes are audited as the agent and undone exactly by a person", () => {
+describe("an agent's changes are audited as the agent and undone exactly by a person", SPAWNS, () => {
   it('edits, deprecations, pins, soft and hard deletes of a reviewed engram', async () => {
     const { home, project } = workspace();
     const added = person(home, project, 'add', 'Release builds need NODE_ENV=production or the bundle keeps its debug asserts.', '--project', 'shop', '--tags', 'build');
@@ -234,7 +238,7 @@ describe("an agent's changes are audited as the agent and undone exactly by a pe
   });
 });
 
-describe('explain and knowledge docs over MCP', () => {
+describe('explain and knowledge docs over MCP', SPAWNS, () => {
   it('engram_explain follows an engram id to the session, moment, files, liveness and history it was learned in', async () => {
     const { home, project } = workspace();
     // An opted-in repository whose tape recorded the session that taught a lesson (extraction's way of storing it).
