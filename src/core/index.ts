@@ -65,6 +65,7 @@ export {
   loadSqlite,
   openDatabase,
   KNN_MAX_K,
+  UNUSABLE_ANSWER,
 } from './store/index.js';
 export type {
   Store,
@@ -77,6 +78,7 @@ export type {
   EngramFilter,
   EngramCounts,
   NewEngram,
+  StatusVisibility,
   SessionRepo,
   Session,
   SessionSighting,
@@ -161,4 +163,4 @@ export { LLM_PROVIDERS } from './config.js';
 export type { LlmProviderSetting } from './config.js';
 export type { LlmUsageRepo, LlmUsageTotals } from './store/index.js';
 export type { ExtractionRepo, ExtractionState } from './store/index.js';
-export type { ObservationRepo, ObservationStats, ProjectRename, SessionWithCount } from './store/index.js';
+export type { ObservationRepo, ObservationStats, ProjectRename, ProjectRows, SessionWithCount } from './store/index.js';

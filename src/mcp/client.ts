@@ -17,13 +17,14 @@ import type { Caller } from '../services/ops/index.js';
 import type { InProcessRunner } from './inprocess.js';
 
 /**
- * Operations that never need the store's warm state: run where the caller is (explain reads tape files). Kept in
+ * Operations that never need the store's warm state: run where the caller is (explain reads tape files, a doc entry
+ * the repository's docs). Kept in
  * step with the catalog's `local` flags by a test (importing the catalog here would load every service).
  */
-export const LOCAL = new Set(['engram.explain', 'obs.suggest_topic_key']);
+export const LOCAL = new Set(['engram.explain', 'obs.suggest_topic_key', 'docs.entry']);
 /** Operations that do not write (the catalog's `writes: false`): safe to answer in-process after a server that took too long. */
 export const READS = new Set([
-  'engram.search', 'engram.list', 'engram.status', 'engram.explain',
+  'engram.search', 'engram.list', 'engram.status', 'engram.explain', 'engram.why', 'context.recall', 'docs.entry',
   'obs.get', 'obs.search', 'obs.recent', 'obs.timeline', 'obs.context', 'obs.stats', 'obs.suggest_topic_key',
   'session.recent', 'prompt.recent', 'prompt.search',
 ]);
@@ -50,8 +51,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export interface OpsClientOptions {
   settings: Settings;
   log: Logger;
-  /** The install folder (holds dist/server.mjs and dist/mcp-inprocess.mjs). */
-  installRoot: string;
+  /** The folder holding dist/server.mjs, dist/mcp-inprocess.mjs and their node_modules: the install folder when built
+   * in place, else its runtime folder (a plugin install's folder holds neither). */
+  runtimeDir: string;
 }
 
 export function createOpsClient(options: OpsClientOptions): OpsClient {
@@ -64,7 +66,7 @@ export function createOpsClient(options: OpsClientOptions): OpsClient {
   const inProcess = (): Promise<InProcessRunner> =>
     (runner ??= (async () => {
       // A computed URL, so the bundler keeps the store, search and services out of the MCP process until needed.
-      const module = (await import(pathToFileURL(join(options.installRoot, 'dist', 'mcp-inprocess.mjs')).href)) as typeof import('./inprocess.js');
+      const module = (await import(pathToFileURL(join(options.runtimeDir, 'dist', 'mcp-inprocess.mjs')).href)) as typeof import('./inprocess.js');
       return module.createInProcessRunner(settings, log);
     })());
 
@@ -76,7 +78,7 @@ export function createOpsClient(options: OpsClientOptions): OpsClient {
   /** Starts a server and waits until it listens; false when it did not come up (it is not tried again for a while). */
   const startAndWait = async (): Promise<boolean> => {
     if (Date.now() - startFailedAt < RETRY_START_MS) return false;
-    startServer({ paths, installRoot: options.installRoot, home: settings.paths.home, logs: settings.paths.logs });
+    startServer({ paths, runtimeDir: options.runtimeDir, home: settings.paths.home, logs: settings.paths.logs });
     const deadline = Date.now() + START_WAIT_MS;
     while (Date.now() < deadline) {
       await sleep(50);

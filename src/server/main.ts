@@ -34,11 +34,13 @@ import {
   createSearchEngine,
   embedPending,
   governancePolicy,
+  MCP_AGENT,
   queueAbandonedSessions,
   runOperation,
   runPendingJobs,
   searchTuning,
   syncJournal,
+  type Actor,
   type Caller,
   type OpContext,
   type RecordedSources,
@@ -254,13 +256,27 @@ function scheduleJobs(): void {
 /**
  * Runs one operation of services/ops for another process (the MCP server) with this server's warm store and engine.
  * An operation's own failure (bad parameters, unknown id, a locked store) is its answer, not a protocol error.
+ * Whoever connects to this socket is the agent's surface (the MCP process; hooks send `hook`, not `call`): every
+ * operation runs as the agent through MCP, whatever the request says — the caller schema has no actor to say it with.
  */
 async function runCall(method: string, params: unknown, caller: Caller): Promise<ServerReply> {
   const started = performance.now();
   const ms = (): number => Math.round((performance.now() - started) * 10) / 10;
   try {
-    const result = await runOperation(method, params, contextFor(caller));
-    log.debug('call done', { method, actor: caller.actor, ms: ms() });
+    const result = await runOperation(method, params, {
+      store,
+      get settings() {
+        return liveSettings();
+      },
+      caller,
+      actor: MCP_AGENT,
+      search: (request) => engine.search(request),
+      searchMode: model ? 'hybrid' : 'bm25',
+      model: model?.name ?? null,
+      environment: (cwd, agent) => hookEnvironment(liveSettings(), cwd, agent),
+      now: () => new Date(),
+    });
+    log.debug('call done', { method, agent: caller.agent, ms: ms() });
     return { ok: true, op: 'call', result, ms: ms() };
   } catch (thrown) {
     const error = toEngramError(thrown);
@@ -270,13 +286,14 @@ async function runCall(method: string, params: unknown, caller: Caller): Promise
 }
 
 /** What an operation runs with here: this server's warm store, engine and model, for one caller. */
-function contextFor(caller: Caller): OpContext {
+function contextFor(caller: Caller, actor: Actor): OpContext {
   return {
     store,
     get settings() {
       return liveSettings();
     },
     caller,
+    actor,
     search: (request) => engine.search(request),
     searchMode: model ? 'hybrid' : 'bm25',
     model: model?.name ?? null,
@@ -354,19 +371,34 @@ function serve(socket: Socket): void {
     } catch {
       request = undefined;
     }
-    void reply(request)
-      .catch((error: unknown): ServerReply => {
-        log.error('request failed', { error });
-        return { ok: false, error: 'internal error' };
-      })
-      .then((answer) => {
-        if (!socket.destroyed) socket.end(`${JSON.stringify(answer)}\n`);
-      })
-      .finally(() => {
-        busy--;
-        lastActivity = Date.now();
-      });
+    // A hook that waited longer than its budget (this process was busy: a model loading, an index building) has
+    // closed its end and answered by itself; handling its call now would do the work twice (a turn counted twice).
+    // Its close arrives with the request when this process was blocked, so it is seen one turn of the loop later.
+    setImmediate(() => handleRequest(socket, request));
   });
+}
+
+/** Answers one request line, unless it is a hook call whose hook is already gone. */
+function handleRequest(socket: Socket, request: unknown): void {
+  if ((socket.readableEnded || socket.destroyed) && (request as { op?: unknown } | undefined)?.op === 'hook') {
+    const event = (request as { call?: { event?: unknown } }).call?.event;
+    hookLog.info('hook gave up waiting before the server read it; not handled twice', { event: typeof event === 'string' ? event : null, path: 'server' });
+    busy--;
+    lastActivity = Date.now();
+    return;
+  }
+  void reply(request)
+    .catch((error: unknown): ServerReply => {
+      log.error('request failed', { error });
+      return { ok: false, error: 'internal error' };
+    })
+    .then((answer) => {
+      if (!socket.destroyed) socket.end(`${JSON.stringify(answer)}\n`);
+    })
+    .finally(() => {
+      busy--;
+      lastActivity = Date.now();
+    });
 }
 
 const server = createServer(serve);
@@ -513,7 +545,7 @@ function buildHttpApp(binding: Binding, token: string | undefined) {
       busy++;
       lastActivity = Date.now();
       try {
-        return await runOperation(name, params, contextFor(HTTP_CALLER));
+        return await runOperation(name, params, contextFor(HTTP_CALLER, HTTP_USER));
       } finally {
         busy--;
         lastActivity = Date.now();
@@ -545,7 +577,7 @@ function viewerGroup(): RouteGroup {
       search: (request) => engine.search(request),
       knows: (secret) => secretMatches(viewerSecrets, secret),
       assets: join(distDir, 'ui'),
-      installRoot: dirname(distDir),
+      installRoot: env.installRoot ?? dirname(distDir),
       now: () => new Date(),
       touch: () => {
         lastActivity = Date.now();
@@ -590,7 +622,9 @@ function failForeground(detail: string): void {
 }
 
 /** Who HTTP requests are: the user (the Go engram's clients are people's scripts and tools), from no particular folder. */
-const HTTP_CALLER: Caller = { actor: 'user', cwd: '', agent: 'unknown', project: null };
+const HTTP_CALLER: Caller = { cwd: '', agent: 'unknown', project: null };
+/** What HTTP writes are audited as: a person, through the HTTP API. */
+const HTTP_USER: Actor = { by: 'user', via: 'http' };
 
 /** Builds the BM25 index, then loads the model; hooks are answered (BM25) meanwhile. */
 async function warmUp(): Promise<void> {

@@ -256,9 +256,9 @@ export function viewerApp(context: ViewerContext): Hono {
     return c.json(undoOperation(context.store, token, { now: () => context.now(), actor, policy: policy() }));
   });
 
-  api.get('/doctor', (c) => {
+  api.get('/doctor', async (c) => {
     const settings = context.settings();
-    const report: DoctorReport = runDoctor(settings.env, { installRoot: context.installRoot, now: () => context.now(), vars: process.env });
+    const report: DoctorReport = await runDoctor(settings.env, { installRoot: context.installRoot, now: () => context.now(), vars: process.env });
     return c.json(report);
   });
 

@@ -32,7 +32,7 @@ export async function startApi(options: { store?: Store; token?: string; timeout
   const settings = loadSettings(env);
   const log = createLogger({ dir: join(home, 'logs'), level: 'debug', name: 'server' });
   const engine = createSearchEngine(store, { embedder: null, indexDir: join(home, 'index'), tuning: searchTuning(settings.config) });
-  const caller: Caller = { actor: 'user', cwd: home, agent: 'unknown', project: null };
+  const caller: Caller = { cwd: home, agent: 'unknown', project: null };
   const binding: Binding = { host: options.host ?? '127.0.0.1', port: 0, remote: options.token !== undefined };
   const app = createHttpApp({
     run: (name, params) =>
@@ -40,6 +40,7 @@ export async function startApi(options: { store?: Store; token?: string; timeout
         store,
         settings,
         caller,
+        actor: { by: 'user', via: 'http' },
         search: (request) => engine.search(request),
         searchMode: 'bm25',
         model: null,

@@ -39,15 +39,15 @@ export function registerUiCommands(program: Command, action: Action): void {
         if (!settings.config.server.enabled) {
           throw new EngramError('USAGE', 'the viewer is served by the background server, which is off (server.enabled in config.json or ENGRAM_SERVER=off)');
         }
-        const script = join(context.installRoot, 'dist', 'server.mjs');
-        if (!existsSync(join(context.installRoot, 'dist', 'ui', 'index.html')) || !existsSync(script)) {
-          throw new EngramError('NATIVE_MODULE_MISSING', `the viewer is not built in ${context.installRoot}/dist: run ./install.sh (or npm run build)`);
+        const script = join(context.runtimeDir, 'dist', 'server.mjs');
+        if (!existsSync(join(context.runtimeDir, 'dist', 'ui', 'index.html')) || !existsSync(script)) {
+          throw new EngramError('NATIVE_MODULE_MISSING', `the viewer is not built in ${context.runtimeDir}/dist: run ./install.sh (or npm run build)`);
         }
         const paths = serverPaths(settings.paths.home);
         const request = { v: PROTOCOL_VERSION, op: 'ui', ...(flags.port !== undefined ? { port: Number(flags.port) } : {}) };
         let reply = await ask<ServerReply>(paths.socket, request, 5_000);
         if (reply === null) {
-          startServer({ paths, installRoot: context.installRoot, home: settings.paths.home, logs: settings.paths.logs });
+          startServer({ paths, runtimeDir: context.runtimeDir, home: settings.paths.home, logs: settings.paths.logs });
           const until = Date.now() + START_WAIT_MS;
           while (reply === null && Date.now() < until) {
             await new Promise((resolve) => setTimeout(resolve, 100));

@@ -4,14 +4,15 @@ export { SCHEMA_VERSION, MIGRATIONS, migrate, schemaVersion } from './migrations
 export type { Migration, MigrationReport } from './migrations.js';
 export { loadVectorExtension, loadSqlite, openDatabase } from './database.js';
 export type { Database } from './database.js';
-export type { EngramRepo, EngramFilter, EngramCounts, NewEngram, RecallFields } from './engrams.js';
+export type { EngramRepo, EngramFilter, EngramCounts, NewEngram, RecallFields, StatusVisibility } from './engrams.js';
 export type { SessionRepo, Session, SessionSighting, UserPrompt, Agent } from './sessions.js';
 export type { StatsRepo, TagRelevanceRow } from './stats.js';
 export { KNN_MAX_K } from './vectors.js';
+export { UNUSABLE_ANSWER } from './activity.js';
 export type { VectorRepo, VectorSpace, VectorSpaceInfo, PendingVector, Neighbour, SearchState } from './vectors.js';
 export type { ActivityRepo, ShownRecord, ToolEventRecord, SessionAuditRecord, JudgementRecord, EvaluationState } from './activity.js';
 export type { JobRepo, Job, JobKind } from './jobs.js';
 export type { LlmUsageRepo, LlmUsageTotals } from './llm-usage.js';
 export type { ExtractionRepo, ExtractionState } from './extractions.js';
-export type { ObservationRepo, ObservationStats, ProjectRename, SessionWithCount } from './observations.js';
+export type { ObservationRepo, ObservationStats, ProjectRename, ProjectRows, SessionWithCount } from './observations.js';
 export type { SyncRepo, SyncChunkRow, SyncRecordRow, SyncKind, ChunkDirection } from './sync.js';

@@ -4,7 +4,7 @@
  * @module
  */
 import type { NewEngram, Store } from '../../core/index.js';
-import type { Actor } from '../observations/index.js';
+import type { ActorKind } from '../governance/index.js';
 import { engramFromGo, ensureSession, observationSyncId, promptFromGo } from './records.js';
 import type { GoExportIn } from './schema.js';
 
@@ -29,7 +29,7 @@ export interface GoImportReport {
 /** Options of {@link importGoData}. */
 export interface GoImportOptions {
   /** Who asked: `import` (issue 15 records it as `learned_by`). */
-  actor: Extract<Actor, 'import'>;
+  actor: Extract<ActorKind, 'import'>;
   now?: () => Date;
 }
 
