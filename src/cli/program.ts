@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { EngramError, VERSION } from '../core/index.js';
+import { registerContextCommands } from './commands/context-files.js';
 import { registerDemoCommands } from './commands/demo.js';
 import { registerDocsCommands } from './commands/docs.js';
 import { registerEngramCommands } from './commands/engrams.js';
@@ -9,6 +10,7 @@ import { registerHealthCommands } from './commands/health.js';
 import { registerHooksCommands } from './commands/hooks.js';
 import { registerLearnCommands } from './commands/learn.js';
 import { registerMcpCommands } from './commands/mcp.js';
+import { registerReviewCommands } from './commands/review.js';
 import { registerSearchCommands } from './commands/search.js';
 import { registerServeCommands } from './commands/serve.js';
 import { registerSyncCommands } from './commands/sync.js';
@@ -79,6 +81,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   registerTapeCommands(program, action);
   registerDocsCommands(program, action);
   registerMcpCommands(program, action);
+  registerReviewCommands(program, action);
+  registerContextCommands(program, action);
   registerServeCommands(program, action);
   registerSyncCommands(program, action);
 

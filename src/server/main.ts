@@ -32,10 +32,12 @@ import {
 import {
   createSearchEngine,
   embedPending,
+  governancePolicy,
   queueAbandonedSessions,
   runOperation,
   runPendingJobs,
   searchTuning,
+  syncJournal,
   type Caller,
   type OpContext,
   type RecordedSources,
@@ -113,6 +115,7 @@ if (process.argv.includes('--drain')) {
       env: settings.env,
       recordTapes: settings.config.tapes.record,
       recordFile,
+      governance: governancePolicy(settings.config),
     });
     log.info('drained jobs', result);
     drainStore.close();
@@ -145,6 +148,8 @@ try {
   process.exit(0);
 }
 const store = openedStore;
+// Audit rows committed by a process that died before appending them to audit.jsonl are appended now.
+syncJournal(store);
 const choice = settings.config.embed.provider === 'none' ? null : resolveEmbedder(settings);
 const engine: SearchEngine = createSearchEngine(store, {
   embedder: choice,
@@ -230,6 +235,7 @@ function scheduleJobs(): void {
           env: settings.env,
           recordTapes: liveSettings().config.tapes.record,
           recordFile,
+          governance: governancePolicy(liveSettings().config),
           ...(loaded ? { embedPending: async () => (await embedPending(store, loaded)).embedded } : {}),
         });
       } catch (error) {

@@ -25,18 +25,18 @@ describe('bin/engram', () => {
     run(['update', '1', '--add-tags', 'migrations']);
     run(['add', 'A deleted lesson.']);
     run(['delete', '5']);
-    const exported = run(['export', '--include-deleted']);
+    const exported = run(['export', '--include-deleted', '--status', 'all']);
     expect(exported.trim().split('\n')).toHaveLength(5);
 
     const empty = tempDir();
     const imported = engramProcess(['import', '-'], { home: empty, input: exported });
     expect(imported.status, imported.stderr).toBe(0);
     expect(JSON.parse(imported.stdout)).toMatchObject({ lines: 5, created: 5 });
-    const again = engramProcess(['export', '--include-deleted'], { home: empty });
+    const again = engramProcess(['export', '--include-deleted', '--status', 'all'], { home: empty });
     expect(again.stdout).toBe(exported);
 
     const file = join(empty, 'copy.jsonl');
-    engramProcess(['export', '--include-deleted', '-o', file], { home: empty });
+    engramProcess(['export', '--include-deleted', '--status', 'all', '-o', file], { home: empty });
     expect(readFileSync(file, 'utf8')).toBe(exported);
   });
 

@@ -13,7 +13,7 @@ import {
 import { abstainReason, queryTerms, weakMatch, weightedCoverage, type AbstainReason, type WeakMatchVerdict } from './abstain.js';
 import { createBm25Cache, type Bm25Cache, type Bm25Filter, type Bm25Source } from './bm25.js';
 import { reciprocalRankFusion, type RankedList } from './fusion.js';
-import { passesGates, type SearchEnvironment, type SearchFilters } from './gates.js';
+import { DEFAULT_STATUSES, passesGates, type SearchEnvironment, type SearchFilters } from './gates.js';
 import { searchTerms } from './text.js';
 import { TUNING, type SearchTuning } from './tuning.js';
 import { embedPending } from './vectors.js';
@@ -120,6 +120,8 @@ const elapsed = (start: number): number => Math.round((performance.now() - start
 /** Projects a BM25 scope filter into wink's retained fields. */
 function bm25Filter(filters: SearchFilters): Bm25Filter {
   return {
+    statuses: new Set(filters.statuses ?? DEFAULT_STATUSES),
+    ...(filters.pendingLearnedBy?.length ? { pendingLearnedBy: new Set(filters.pendingLearnedBy) } : {}),
     ...(filters.category !== undefined ? { category: filters.category } : {}),
     ...(filters.tags?.length ? { tags: filters.tags } : {}),
     ...(filters.scope
