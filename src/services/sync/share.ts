@@ -1,7 +1,7 @@
 /**
  * `engram sync`, outgoing: what changed in the project's memory since it was last shared becomes one new chunk.
  * Edits and deletions go out as later records of the same sync id (a hard delete as a tombstone), an engram made
- * personal or moved to another project as a deletion; personal rows and secrets never leave the machine.
+ * personal, moved to another project or rejected in review as a deletion; personal rows and secrets never leave the machine.
  * @module
  */
 import { createHash } from 'node:crypto';
@@ -53,8 +53,10 @@ export function sharedSession(session: Session, project: string): GoSession {
 /** A session's version: a fingerprint of what is shared of it (sessions change by gaining an end and a summary). */
 export const sessionVersion = (session: GoSession): string => createHash('sha256').update(JSON.stringify(session)).digest('hex').slice(0, 32);
 
-/** The engrams of a project that may be shared: project scope, this project by the Go engram's name rules. */
-const shareable = (engram: Engram, key: string): boolean => engram.scope === 'project' && engram.project !== null && goProjectKey(engram.project) === key;
+/** The engrams of a project that may be shared: project scope, this project by the Go engram's name rules, and
+ * reviewed (active or deprecated): what waits for review or was rejected here is not the team's memory. */
+export const shareable = (engram: Engram, key: string): boolean =>
+  engram.scope === 'project' && (engram.status === 'active' || engram.status === 'deprecated') && engram.project !== null && goProjectKey(engram.project) === key;
 
 /** Writes one chunk with every change of the repository's project since it was last shared, and lists it. */
 export function shareChanges(store: Store, repo: SyncRepository, options: { now: Date; prompts: boolean; createdBy?: string }): ShareReport {
@@ -91,6 +93,10 @@ export function shareChanges(store: Store, repo: SyncRepository, options: { now:
         const shared = exportedObservation(engram);
         observations.push({ ...shared, project: repo.project, session_id: needSession(engram.session_id ?? null) });
         records.push({ kind: 'observation', sync_id: engram.uid, version: engram.updated_at, deleted: false });
+      } else if (engram.status === 'pending') {
+        // Waiting for review here (a teammate's engram this store has not approved yet, or an edit back in review):
+        // neither shared nor withdrawn; the team keeps the version it has.
+        continue;
       } else if (record && !record.deleted && !record.version.startsWith('gone:')) {
         // Shared before, no longer the team's (made personal, moved to another project): a deletion for them.
         observations.push(tombstone(engram.uid, needSession(null), repo.project, at, false));

@@ -3,6 +3,7 @@ import { GoExportInSchema } from '../goengram/index.js';
 import { goProjectKey } from '../observations/index.js';
 import { readChunk } from './files.js';
 import { remoteChunks } from './receive.js';
+import { shareable } from './share.js';
 import type { SyncRepository } from './repository.js';
 
 /** `engram sync --status`: what this store holds of the project, what the repository holds, and what is pending. */
@@ -44,9 +45,15 @@ export function syncStatus(store: Store, repo: SyncRepository): SyncStatus {
     let observations = 0;
     let changed = 0;
     for (const engram of store.engrams.iterate({ includeDeleted: true })) {
-      if (engram.scope !== 'project' || engram.project === null || goProjectKey(engram.project) !== key) continue;
+      const record = records.get(engram.uid);
+      if (!shareable(engram, key)) {
+        if (engram.status === 'pending') continue;
+        // Shared once and no longer the team's: its deletion is pending.
+        if (record && !record.deleted && !record.version.startsWith('gone:')) changed++;
+        continue;
+      }
       if (engram.deleted_at === null) observations++;
-      if (records.get(engram.uid)?.version !== engram.updated_at) changed++;
+      if (record?.version !== engram.updated_at) changed++;
     }
     return {
       repo: repo.root,
