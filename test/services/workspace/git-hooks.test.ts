@@ -112,7 +112,8 @@ describe('engram hooks git', () => {
     git(root, 'add', 'main.ts');
     git(root, 'commit', '-q', '-m', 'main');
     git(root, 'merge', '-q', '--no-edit', 'side');
-    expect(readFileSync(engram.log, 'utf8').trim().split('\n')).toEqual(['ingest', 'ingest', 'ingest', 'index rebuild']);
+    // Each checkout and the merge also import what teammates shared (engram sync --import).
+    expect(readFileSync(engram.log, 'utf8').trim().split('\n')).toEqual(['ingest', 'sync --import', 'ingest', 'sync --import', 'ingest', 'index rebuild', 'sync --import']);
 
     const failing = fakeEngram(1);
     installGitHooks({ cwd: root, engram: failing.path });
