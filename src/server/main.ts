@@ -44,7 +44,7 @@ import {
   type SearchEngine,
 } from '../services/index.js';
 import { handleHookCall } from '../hooks/dispatch.js';
-import { createHttpApp, listenHttp, type Binding, type HttpListener, type HttpState } from '../http/index.js';
+import { createHttpApp, HTTP_CALLER, listenHttp, type Binding, type HttpListener, type HttpState } from '../http/index.js';
 import { hookEnvironment } from '../hooks/environment.js';
 import type { HookRuntime } from '../hooks/events.js';
 import { serverPaths } from './address.js';
@@ -522,8 +522,6 @@ function failForeground(detail: string): void {
   shutdown('the HTTP API cannot start', 1);
 }
 
-/** Who HTTP requests are: the user (the Go engram's clients are people's scripts and tools), from no particular folder. */
-const HTTP_CALLER: Caller = { actor: 'user', cwd: '', agent: 'unknown', project: null };
 
 /** Builds the BM25 index, then loads the model; hooks are answered (BM25) meanwhile. */
 async function warmUp(): Promise<void> {

@@ -9,6 +9,7 @@ import {
   type RedactionKind,
   type Store,
 } from '../../core/index.js';
+import { audited, syncJournal, type Actor as AuditActor } from '../governance/index.js';
 import { cleanText } from '../memory/index.js';
 import { updateEngram, deleteEngram, type EngramPatch } from '../memory/index.js';
 import { canonicalProject, projectWarning } from './projects.js';
@@ -24,6 +25,8 @@ export type Actor = 'agent' | 'user' | 'import' | 'sync';
 /** What a write knows about its caller beyond its arguments. */
 export interface WriteContext {
   actor: Actor;
+  /** The surface (`mcp`, `http`, `cli`), recorded with the actor in the audit log. @default `api` */
+  via?: string;
   /** The caller's project (its repository's name, as the hooks know it): the default project, and the spelling
    * preferred when a given name is the same project. */
   defaultProject?: string | null | undefined;
@@ -31,6 +34,9 @@ export interface WriteContext {
   directory?: string | null | undefined;
   now?: () => Date;
 }
+
+/** Who the audit log says made a write, and learned_by of what it creates. */
+export const auditActor = (context: WriteContext): AuditActor => ({ by: context.actor, via: context.via ?? 'api' });
 
 /** `... [truncated]`, as the Go engram marks a cut observation. */
 const TRUNCATED = '... [truncated]';
@@ -151,70 +157,80 @@ export function saveObservation(store: Store, input: SaveObservationInput, conte
   const { text, content } = splitBody(body);
   const toolName = input.tool_name?.trim() || null;
 
-  const result = store.write(() => {
-    const projectRaw = input.project?.trim() || context.defaultProject || '';
-    const project = canonicalProject(store, projectRaw, context.defaultProject);
-    const warning = projectWarning(input.project, project);
-    if (warning) warnings.push(warning);
-    const sessionId = input.session_id?.trim() || defaultSessionId(project);
-    store.sessions.ensure(sessionId, { project, cwd: context.directory ?? null, at });
+  const { result } = audited(
+    store,
+    (done: { status: string; engram: Engram }) => ({ actor: auditActor(context), op: `observation-${done.status === 'created' ? 'save' : done.status}` }),
+    (changes) => {
+      const projectRaw = input.project?.trim() || context.defaultProject || '';
+      const project = canonicalProject(store, projectRaw, context.defaultProject);
+      const warning = projectWarning(input.project, project);
+      if (warning) warnings.push(warning);
+      const sessionId = input.session_id?.trim() || defaultSessionId(project);
+      store.sessions.ensure(sessionId, { project, cwd: context.directory ?? null, at });
 
-    if (topicKey !== null) {
-      const existing = store.engrams.findLiveByTopic(topicKey, project, scope);
-      if (existing) {
-        const engram = store.engrams.update(existing.id, {
-          kind,
-          title,
-          text,
-          content,
-          category: categoryOf(kind),
-          tool_name: toolName,
-          revision_count: existing.revision_count + 1,
-          updated_at: at,
-          last_seen_at: at,
-        });
-        return { status: 'revised' as const, engram };
+      if (topicKey !== null) {
+        const existing = store.engrams.findLiveByTopic(topicKey, project, scope);
+        if (existing) {
+          changes.engram(existing.id);
+          const engram = store.engrams.update(existing.id, {
+            kind,
+            title,
+            text,
+            content,
+            category: categoryOf(kind),
+            tool_name: toolName,
+            revision_count: existing.revision_count + 1,
+            updated_at: at,
+            last_seen_at: at,
+          });
+          return { status: 'revised' as const, engram };
+        }
       }
-    }
-    const since = new Date(now.getTime() - DEDUPE_WINDOW_MINUTES * 60_000).toISOString();
-    const duplicate = store.observations
-      .recentDuplicates(contentHash(text), project, scope, kind, since)
-      .find((candidate) => titleKey(candidate.title ?? '') === titleKey(title) && sameBody(bodyOf(candidate), body));
-    if (duplicate) {
-      const engram = store.engrams.update(duplicate.id, { duplicate_count: duplicate.duplicate_count + 1, last_seen_at: at, updated_at: at });
-      return { status: 'duplicate' as const, engram };
-    }
-    const engram = store.engrams.insert({
-      kind,
-      title,
-      text,
-      content,
-      category: categoryOf(kind),
-      tags: [],
-      prerequisites: null,
-      source: 'manual',
-      source_sessions: [sessionId],
-      session_id: sessionId,
-      tool_name: toolName,
-      occurrence_count: 1,
-      times_matched: 0,
-      last_matched_at: null,
-      pinned: false,
-      auto_pinned: false,
-      deprecated: false,
-      deprecated_reason: null,
-      project,
-      scope,
-      topic_key: topicKey,
-      revision_count: 0,
-      duplicate_count: 0,
-      created_at: at,
-      updated_at: at,
-      last_seen_at: at,
-      deleted_at: null,
-    });
-    return { status: 'created' as const, engram };
-  });
+      const since = new Date(now.getTime() - DEDUPE_WINDOW_MINUTES * 60_000).toISOString();
+      const duplicate = store.observations
+        .recentDuplicates(contentHash(text), project, scope, kind, since)
+        .find((candidate) => titleKey(candidate.title ?? '') === titleKey(title) && sameBody(bodyOf(candidate), body));
+      if (duplicate) {
+        changes.engram(duplicate.id);
+        const engram = store.engrams.update(duplicate.id, { duplicate_count: duplicate.duplicate_count + 1, last_seen_at: at, updated_at: at });
+        return { status: 'duplicate' as const, engram };
+      }
+      const engram = store.engrams.insert({
+        kind,
+        title,
+        text,
+        content,
+        category: categoryOf(kind),
+        tags: [],
+        prerequisites: null,
+        source: 'manual',
+        source_sessions: [sessionId],
+        session_id: sessionId,
+        tool_name: toolName,
+        occurrence_count: 1,
+        times_matched: 0,
+        last_matched_at: null,
+        pinned: false,
+        auto_pinned: false,
+        deprecated: false,
+        deprecated_reason: null,
+        project,
+        scope,
+        topic_key: topicKey,
+        revision_count: 0,
+        duplicate_count: 0,
+        created_at: at,
+        updated_at: at,
+        last_seen_at: at,
+        deleted_at: null,
+        learned_by: context.actor,
+      });
+      changes.created('engrams', { id: engram.id });
+      return { status: 'created' as const, engram };
+    },
+    at,
+  );
+  syncJournal(store);
   return {
     status: result.status,
     id: result.engram.id,
@@ -270,7 +286,7 @@ export function updateObservation(
     }
     // The scope stays as it was unless given (moving an observation to another project does not make it personal).
     patch.scope = fields.scope !== undefined ? goScope(fields.scope) : current.scope;
-    return updateEngram(store, id, patch, context.now ? { now: context.now } : {});
+    return updateEngram(store, id, patch, { actor: auditActor(context), ...(context.now ? { now: context.now } : {}) });
   });
   result.redacted.forEach((kind) => redacted.add(kind));
   return { observation: observationView(result.engram), warnings, redacted: [...redacted] };
@@ -290,7 +306,7 @@ export function deleteObservation(store: Store, input: DeleteObservationInput, c
     if (!current || (current.deleted_at !== null && !input.hard_delete)) {
       throw new EngramError('NOT_FOUND', `Observation #${input.id} not found`, { details: { id: input.id } });
     }
-    deleteEngram(store, input.id, { hard: input.hard_delete ?? false, ...(context.now ? { now: context.now } : {}) });
+    deleteEngram(store, input.id, { hard: input.hard_delete ?? false, actor: auditActor(context), ...(context.now ? { now: context.now } : {}) });
     return { id: input.id, hard_delete: input.hard_delete ?? false };
   });
 }
@@ -327,50 +343,59 @@ export function capturePassive(store: Store, input: PassiveCaptureInput, context
   const result: PassiveCaptureResult = { extracted: learnings.length, saved: 0, duplicates: 0 };
   if (learnings.length === 0) return result;
   const at = (context.now ?? (() => new Date()))().toISOString();
-  return store.write(() => {
-    const project = canonicalProject(store, input.project?.trim() || context.defaultProject || '', context.defaultProject);
-    const sessionId = input.session_id?.trim() || defaultSessionId(project);
-    store.sessions.ensure(sessionId, { project, cwd: context.directory ?? null, at });
-    for (const learning of learnings) {
-      const redacted = new Set<RedactionKind>();
-      const body = cleanText(learning, 'learning', LIMITS.contentChars, redacted);
-      if (body === null) continue;
-      const { text, content } = splitBody(body);
-      if (store.observations.liveByHashInProject(contentHash(text), project)) {
-        result.duplicates++;
-        continue;
+  const { result: captured } = audited(
+    store,
+    { actor: auditActor(context), op: 'observation-passive' },
+    (changes) => {
+      const project = canonicalProject(store, input.project?.trim() || context.defaultProject || '', context.defaultProject);
+      const sessionId = input.session_id?.trim() || defaultSessionId(project);
+      store.sessions.ensure(sessionId, { project, cwd: context.directory ?? null, at });
+      for (const learning of learnings) {
+        const redacted = new Set<RedactionKind>();
+        const body = cleanText(learning, 'learning', LIMITS.contentChars, redacted);
+        if (body === null) continue;
+        const { text, content } = splitBody(body);
+        if (store.observations.liveByHashInProject(contentHash(text), project)) {
+          result.duplicates++;
+          continue;
+        }
+        const engram = store.engrams.insert({
+          kind: 'passive',
+          title: learningTitle(body),
+          text,
+          content,
+          category: 'passive',
+          tags: [],
+          prerequisites: null,
+          source: 'extracted',
+          source_sessions: [sessionId],
+          session_id: sessionId,
+          tool_name: input.source?.trim() || null,
+          occurrence_count: 1,
+          times_matched: 0,
+          last_matched_at: null,
+          pinned: false,
+          auto_pinned: false,
+          deprecated: false,
+          deprecated_reason: null,
+          project,
+          scope: 'project',
+          topic_key: null,
+          revision_count: 0,
+          duplicate_count: 0,
+          created_at: at,
+          updated_at: at,
+          last_seen_at: at,
+          deleted_at: null,
+          learned_by: context.actor,
+        });
+        changes.created('engrams', { id: engram.id });
+        result.saved++;
       }
-      store.engrams.insert({
-        kind: 'passive',
-        title: learningTitle(body),
-        text,
-        content,
-        category: 'passive',
-        tags: [],
-        prerequisites: null,
-        source: 'extracted',
-        source_sessions: [sessionId],
-        session_id: sessionId,
-        tool_name: input.source?.trim() || null,
-        occurrence_count: 1,
-        times_matched: 0,
-        last_matched_at: null,
-        pinned: false,
-        auto_pinned: false,
-        deprecated: false,
-        deprecated_reason: null,
-        project,
-        scope: 'project',
-        topic_key: null,
-        revision_count: 0,
-        duplicate_count: 0,
-        created_at: at,
-        updated_at: at,
-        last_seen_at: at,
-        deleted_at: null,
-      });
-      result.saved++;
-    }
-    return result;
-  });
+      return result;
+    },
+    at,
+  );
+  syncJournal(store);
+  return captured;
 }

@@ -7,6 +7,8 @@ export const CallerSchema = z.strictObject({
   /** The caller's working folder: its repository is the default project, its environment gates search. */
   cwd: z.string().min(1),
   agent: z.enum(['claude', 'codex', 'unknown']),
+  /** The surface, as the audit log records it (`mcp`, `http`); default `mcp` for an agent, `api` for a person. */
+  via: z.string().min(1).max(40).optional(),
   /** The caller's session (for the MCP server: one per process, i.e. per agent session). */
   session_id: z.string().min(1).max(200).optional(),
   /** The caller's project (its repository's name), or null outside a repository. */

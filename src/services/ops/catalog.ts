@@ -91,6 +91,7 @@ const op = <I, O>(definition: Operation<I, O>): Operation<I, O> => definition;
 
 const writeContext = (context: OpContext): WriteContext => ({
   actor: context.caller.actor,
+  via: context.caller.via ?? (context.caller.actor === 'agent' ? 'mcp' : 'api'),
   defaultProject: context.caller.project,
   directory: context.caller.cwd || null,
   now: () => context.now(),

@@ -79,79 +79,79 @@ export function receiveChanges(store: Store, repo: SyncRepository, options: { no
     store,
     (done: ReceiveReport) => ({ actor, op: 'sync.import', detail: { repo: repo.root, chunks: done.chunks_imported, imported: done.observations_imported, updated: done.observations_updated, deleted: done.observations_deleted } }),
     (changes) => {
-    for (const rejected of report.chunks_rejected) {
-      store.sync.addChunk({ repo: repo.key, chunk_id: rejected.id, direction: 'rejected', records: 0, error: rejected.error.slice(0, 500), at });
-    }
-    for (const { id: chunkId, data } of pending) {
-      for (const session of data.sessions) {
-        if (session.id.trim() === '' || session.id === SYNC_SESSION) continue;
-        if (ensureSession(store, { ...session, directory: null }, { now: at, project: repo.project })) report.sessions_imported++;
-        const stored = store.sessions.get(session.id);
-        if (stored) store.sync.setRecord(repo.key, { kind: 'session', sync_id: session.id, version: sessionVersion(sharedSession(stored, repo.project)), chunk_id: chunkId, deleted: false });
+      for (const rejected of report.chunks_rejected) {
+        store.sync.addChunk({ repo: repo.key, chunk_id: rejected.id, direction: 'rejected', records: 0, error: rejected.error.slice(0, 500), at });
       }
-      for (const obs of data.observations) {
-        // Someone's personal row does not belong to anyone else (the Go engram may have shared it).
-        if ((obs.scope ?? '').trim().toLowerCase() === 'personal') continue;
-        const uid = observationSyncId(obs);
-        const version = observationVersion(obs) ?? at;
-        const held = store.engrams.getByUid(uid);
-        const record = store.sync.record(repo.key, 'observation', uid);
-        const current: [string, string] | null = held
-          ? record && record.version === held.updated_at
-            ? [record.version, record.chunk_id]
-            : [held.updated_at, '']
-          : record
-            ? [record.version, record.chunk_id]
-            : null;
-        if (current && !newer([version, chunkId], current)) continue;
-        const hard = obs.engram?.hard_delete === true;
-        if (hard) {
-          if (held) {
-            changes.dependents(held.id);
-            changes.engram(held.id);
-            store.engrams.hardDelete(held.id);
-            report.observations_deleted++;
-          }
-        } else if (obs.engram?.tombstone === true) {
-          // No longer shared (made personal or moved by its author): hidden here, its text kept.
-          if (held && held.deleted_at === null) {
-            changes.engram(held.id);
-            store.engrams.update(held.id, { deleted_at: version, updated_at: version });
-            report.observations_deleted++;
-          }
-        } else {
-          const fields = engramFromGo(store, { ...obs, session_id: obs.session_id === SYNC_SESSION ? null : obs.session_id }, { project: repo.project, now: at });
-          if ('reason' in fields) continue;
-          if (held) {
-            changes.engram(held.id);
-            // The review state stays this store's: a teammate's edit does not approve or reject anything here.
-            store.engrams.update(held.id, { ...fields, updated_at: version });
-            if (fields.deleted_at && !held.deleted_at) report.observations_deleted++;
-            else report.observations_updated++;
-          } else if (!fields.deleted_at) {
-            const conflicts = findConflicts(store, { text: fields.text, project: fields.project });
-            const admission = admit({ learnedBy: 'sync', tier: classifyTier(fields.kind, fields.text, policy), conflicts, policy });
-            const tier = classifyTier(fields.kind, fields.text, policy).tier;
-            const inserted = store.engrams.insert({ ...fields, uid, updated_at: version, learned_by: 'sync', status: admission.status, status_reason: admission.reason, tier, confirmed_at: admission.status === 'active' ? at : null });
-            changes.created('engrams', { id: inserted.id });
-            recordConflicts(store, changes, inserted.id, conflicts, at);
-            report.observations_imported++;
-            if (admission.status === 'pending') report.observations_pending++;
-          }
+      for (const { id: chunkId, data } of pending) {
+        for (const session of data.sessions) {
+          if (session.id.trim() === '' || session.id === SYNC_SESSION) continue;
+          if (ensureSession(store, { ...session, directory: null }, { now: at, project: repo.project })) report.sessions_imported++;
+          const stored = store.sessions.get(session.id);
+          if (stored) store.sync.setRecord(repo.key, { kind: 'session', sync_id: session.id, version: sessionVersion(sharedSession(stored, repo.project)), chunk_id: chunkId, deleted: false });
         }
-        store.sync.setRecord(repo.key, { kind: 'observation', sync_id: uid, version, chunk_id: chunkId, deleted: hard });
+        for (const obs of data.observations) {
+          // Someone's personal row does not belong to anyone else (the Go engram may have shared it).
+          if ((obs.scope ?? '').trim().toLowerCase() === 'personal') continue;
+          const uid = observationSyncId(obs);
+          const version = observationVersion(obs) ?? at;
+          const held = store.engrams.getByUid(uid);
+          const record = store.sync.record(repo.key, 'observation', uid);
+          const current: [string, string] | null = held
+            ? record && record.version === held.updated_at
+              ? [record.version, record.chunk_id]
+              : [held.updated_at, '']
+            : record
+              ? [record.version, record.chunk_id]
+              : null;
+          if (current && !newer([version, chunkId], current)) continue;
+          const hard = obs.engram?.hard_delete === true;
+          if (hard) {
+            if (held) {
+              changes.dependents(held.id);
+              changes.engram(held.id);
+              store.engrams.hardDelete(held.id);
+              report.observations_deleted++;
+            }
+          } else if (obs.engram?.tombstone === true) {
+            // No longer shared (made personal or moved by its author): hidden here, its text kept.
+            if (held && held.deleted_at === null) {
+              changes.engram(held.id);
+              store.engrams.update(held.id, { deleted_at: version, updated_at: version });
+              report.observations_deleted++;
+            }
+          } else {
+            const fields = engramFromGo(store, { ...obs, session_id: obs.session_id === SYNC_SESSION ? null : obs.session_id }, { project: repo.project, now: at });
+            if ('reason' in fields) continue;
+            if (held) {
+              changes.engram(held.id);
+              // The review state stays this store's: a teammate's edit does not approve or reject anything here.
+              store.engrams.update(held.id, { ...fields, updated_at: version });
+              if (fields.deleted_at && !held.deleted_at) report.observations_deleted++;
+              else report.observations_updated++;
+            } else if (!fields.deleted_at) {
+              const conflicts = findConflicts(store, { text: fields.text, project: fields.project });
+              const admission = admit({ learnedBy: 'sync', tier: classifyTier(fields.kind, fields.text, policy), conflicts, policy });
+              const tier = classifyTier(fields.kind, fields.text, policy).tier;
+              const inserted = store.engrams.insert({ ...fields, uid, updated_at: version, learned_by: 'sync', status: admission.status, status_reason: admission.reason, tier, confirmed_at: admission.status === 'active' ? at : null });
+              changes.created('engrams', { id: inserted.id });
+              recordConflicts(store, changes, inserted.id, conflicts, at);
+              report.observations_imported++;
+              if (admission.status === 'pending') report.observations_pending++;
+            }
+          }
+          store.sync.setRecord(repo.key, { kind: 'observation', sync_id: uid, version, chunk_id: chunkId, deleted: hard });
+        }
+        for (const prompt of data.prompts) {
+          const fields = promptFromGo(store, prompt, { now: at, project: repo.project });
+          if ('reason' in fields || store.sessions.getByUid(fields.uid)) continue;
+          ensureSession(store, { id: fields.session_id, project: repo.project, started_at: prompt.created_at }, { now: at, project: repo.project });
+          if (store.sessions.insertImported(fields)) report.prompts_imported++;
+          store.sync.setRecord(repo.key, { kind: 'prompt', sync_id: fields.uid, version: fields.created_at, chunk_id: chunkId, deleted: false });
+        }
+        store.sync.addChunk({ repo: repo.key, chunk_id: chunkId, direction: 'imported', records: data.sessions.length + data.observations.length + data.prompts.length, error: null, at });
+        report.chunks_imported++;
       }
-      for (const prompt of data.prompts) {
-        const fields = promptFromGo(store, prompt, { now: at, project: repo.project });
-        if ('reason' in fields || store.sessions.getByUid(fields.uid)) continue;
-        ensureSession(store, { id: fields.session_id, project: repo.project, started_at: prompt.created_at }, { now: at, project: repo.project });
-        if (store.sessions.insertImported(fields)) report.prompts_imported++;
-        store.sync.setRecord(repo.key, { kind: 'prompt', sync_id: fields.uid, version: fields.created_at, chunk_id: chunkId, deleted: false });
-      }
-      store.sync.addChunk({ repo: repo.key, chunk_id: chunkId, direction: 'imported', records: data.sessions.length + data.observations.length + data.prompts.length, error: null, at });
-      report.chunks_imported++;
-    }
-    return report;
+      return report;
     },
     at,
   );
