@@ -5,7 +5,8 @@
 //    same store and engine — the difference is what the HTTP surface costs per call (socket, parsing, guards, JSON).
 // 2. Load: N clients in parallel for S seconds, each looping POST /observations (a unique one) and GET /search; every
 //    non-2xx answer or network error is counted, and the observations the store holds afterwards are compared with
-//    the 201s received (a lost write would show as fewer rows).
+//    the 201s received (a lost write would show as fewer rows). Three runs: searches only, writes only, and both
+//    alternately (each write makes the next search rebuild the BM25 index: that run measures recall, not HTTP).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -115,17 +116,19 @@ async function search(): Promise<void> {
   });
 }
 
-async function load(): Promise<void> {
+/** `mix`: which requests the clients send: searches only, writes only, or both alternately. */
+async function load(mix: 'read' | 'write' | 'mixed'): Promise<void> {
   const before = store.db.prepare("SELECT COUNT(*) AS n FROM engrams WHERE title LIKE 'load %'").get() as { n: number };
   const until = performance.now() + SECONDS * 1000;
   const counts = { requests: 0, saved: 0, searches: 0, errors: 0 };
+  let firstError: string | null = null;
   const statuses: Record<string, number> = {};
   const latencies: number[] = [];
   const client = async (n: number): Promise<void> => {
     for (let i = 0; performance.now() < until; i++) {
       const t = performance.now();
       try {
-        if (i % 2 === 0) {
+        if (mix === 'write' || (mix === 'mixed' && i % 2 === 0)) {
           const response = await fetch(`${url}/observations`, {
             method: 'POST',
             headers: { 'content-type': 'application/json' },
@@ -140,8 +143,9 @@ async function load(): Promise<void> {
           if (response.status === 200) counts.searches++;
           else statuses[response.status] = (statuses[response.status] ?? 0) + 1;
         }
-      } catch {
+      } catch (error) {
         counts.errors++;
+        firstError ??= String((error as { cause?: unknown }).cause ?? error);
       }
       counts.requests++;
       latencies.push(performance.now() - t);
@@ -153,6 +157,7 @@ async function load(): Promise<void> {
   const after = store.db.prepare("SELECT COUNT(*) AS n FROM engrams WHERE title LIKE 'load %'").get() as { n: number };
   emit({
     bench: 'http-load',
+    mix,
     clients: CLIENTS,
     seconds: round(seconds),
     requests: counts.requests,
@@ -163,6 +168,7 @@ async function load(): Promise<void> {
     searches_answered_200: counts.searches,
     non_2xx: statuses,
     network_errors: counts.errors,
+    first_network_error: firstError,
     latency_p50_ms: round(percentile(latencies, 50)),
     latency_p95_ms: round(percentile(latencies, 95)),
   });
@@ -170,7 +176,9 @@ async function load(): Promise<void> {
 
 try {
   await search();
-  await load();
+  await load('read');
+  await load('write');
+  await load('mixed');
 } finally {
   await listener.close();
   store.close();
