@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, loadSettings, openStore, readEnv } from '../src/core/index.js';
-import { createHttpApp, HTTP_CALLER, listenHttp, type Binding } from '../src/http/index.js';
+import { createHttpApp, HTTP_ACTOR, HTTP_CALLER, listenHttp, type Binding } from '../src/http/index.js';
 import { createSearchEngine, percentile, runOperation, searchTuning, workEnvironment } from '../src/services/index.js';
 
 const args = process.argv.slice(2);
@@ -48,6 +48,7 @@ const context = {
   store,
   settings,
   caller: { ...HTTP_CALLER, cwd: work },
+  actor: HTTP_ACTOR,
   search: (request: Parameters<typeof engine.search>[0]) => engine.search(request),
   searchMode: 'bm25' as const,
   model: null,

@@ -33,18 +33,20 @@ import {
   createSearchEngine,
   embedPending,
   governancePolicy,
+  MCP_AGENT,
   queueAbandonedSessions,
   runOperation,
   runPendingJobs,
   searchTuning,
   syncJournal,
+  type Actor,
   type Caller,
   type OpContext,
   type RecordedSources,
   type SearchEngine,
 } from '../services/index.js';
 import { handleHookCall } from '../hooks/dispatch.js';
-import { createHttpApp, HTTP_CALLER, listenHttp, type Binding, type HttpListener, type HttpState } from '../http/index.js';
+import { createHttpApp, HTTP_ACTOR, HTTP_CALLER, listenHttp, type Binding, type HttpListener, type HttpState } from '../http/index.js';
 import { hookEnvironment } from '../hooks/environment.js';
 import type { HookRuntime } from '../hooks/events.js';
 import { serverPaths } from './address.js';
@@ -252,13 +254,16 @@ function scheduleJobs(): void {
 /**
  * Runs one operation of services/ops for another process (the MCP server) with this server's warm store and engine.
  * An operation's own failure (bad parameters, unknown id, a locked store) is its answer, not a protocol error.
+ * Whoever connects to this socket is the agent's surface (the MCP process; hooks send `hook`, not `call`): every
+ * operation runs as the agent through MCP, whatever the request says — the caller schema has no actor to say it with.
  */
 async function runCall(method: string, params: unknown, caller: Caller): Promise<ServerReply> {
   const started = performance.now();
   const ms = (): number => Math.round((performance.now() - started) * 10) / 10;
   try {
-    const result = await runOperation(method, params, contextFor(caller));
-    log.debug('call done', { method, actor: caller.actor, ms: ms() });
+    // Socket callers are the agent's MCP process: what they write is audited as the agent's and reviewed as such.
+    const result = await runOperation(method, params, contextFor(caller, MCP_AGENT));
+    log.debug('call done', { method, agent: caller.agent, ms: ms() });
     return { ok: true, op: 'call', result, ms: ms() };
   } catch (thrown) {
     const error = toEngramError(thrown);
@@ -268,13 +273,14 @@ async function runCall(method: string, params: unknown, caller: Caller): Promise
 }
 
 /** What an operation runs with here: this server's warm store, engine and model, for one caller. */
-function contextFor(caller: Caller): OpContext {
+function contextFor(caller: Caller, actor: Actor): OpContext {
   return {
     store,
     get settings() {
       return liveSettings();
     },
     caller,
+    actor,
     search: (request) => engine.search(request),
     searchMode: model ? 'hybrid' : 'bm25',
     model: model?.name ?? null,
@@ -486,7 +492,7 @@ async function startHttp(): Promise<void> {
       busy++;
       lastActivity = Date.now();
       try {
-        return await runOperation(name, params, contextFor(HTTP_CALLER));
+        return await runOperation(name, params, contextFor(HTTP_CALLER, HTTP_ACTOR));
       } finally {
         busy--;
         lastActivity = Date.now();

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import { createLogger, loadSettings, readEnv, type Store } from '../../src/core/index.js';
-import { createHttpApp, HTTP_CALLER, listenHttp, type Binding, type HttpListener } from '../../src/http/index.js';
+import { createHttpApp, HTTP_ACTOR, HTTP_CALLER, listenHttp, type Binding, type HttpListener } from '../../src/http/index.js';
 import { createSearchEngine, runOperation, searchTuning, workEnvironment, type Caller } from '../../src/services/ops/index.js';
 import { tempDir, tempStore } from '../_helpers.js';
 
@@ -40,6 +40,7 @@ export async function startApi(options: { store?: Store; token?: string; timeout
         store,
         settings,
         caller,
+        actor: HTTP_ACTOR,
         search: (request) => engine.search(request),
         searchMode: 'bm25',
         model: null,

@@ -305,10 +305,10 @@ describe('governance of HTTP writes', () => {
 
     const entries = listAudit(api.store, {});
     expect(entries.map((entry) => [entry.actor, entry.via, entry.op]).reverse()).toEqual([
-      ['user', 'http', 'observation-save'],
+      ['user', 'http', 'add'],
       ['user', 'http', 'edit'],
       ['user', 'http', 'delete'],
-      ['user', 'http', 'observation-passive'],
+      ['user', 'http', 'passive-capture'],
     ]);
     expect(api.store.engrams.get(id)?.learned_by).toBe('user');
 

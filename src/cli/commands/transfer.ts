@@ -146,7 +146,7 @@ async function importGoExport(context: CliContext, data: GoExportIn, origin: { s
     const result = { ...origin, dry_run: true, found: counts };
     return { result, pretty: () => renderFields({ ...result }) };
   }
-  const report = importGoData(context.store(), data, { actor: 'import', now: context.io.now });
+  const report = importGoData(context.store(), data, { actor: 'import', via: 'cli', now: context.io.now });
   const embedded = flags.embed && report.observations_imported + report.observations_updated > 0 ? await embedAfterImport(context) : { vectors: null, note: null };
   const result = { ...origin, found: counts, ...report, ...embedded };
   return {

@@ -19,9 +19,13 @@ export {
   MigrateProjectSchema,
   MergeProjectsSchema,
 } from './projects.js';
-export type { MigrateProjectInput, MigrateProjectResult, MergeProjectsInput, MergeProjectsResult } from './projects.js';
+export type { RenameContext, MigrateProjectInput, MigrateProjectResult, MergeProjectsInput, MergeProjectsResult } from './projects.js';
 export {
   saveObservation,
+  prepareObservation,
+  storeObservation,
+  savedResult,
+  reviewContext,
   updateObservation,
   deleteObservation,
   capturePassive,
@@ -33,8 +37,10 @@ export {
   PassiveCaptureSchema,
 } from './save.js';
 export type {
-  Actor,
   WriteContext,
+  PreparedObservation,
+  StoredObservation,
+  UpdateObservationResult,
   SaveObservationInput,
   SaveObservationResult,
   UpdateObservationInput,
@@ -65,6 +71,8 @@ export {
   formatContext,
   observationStats,
   searchObservations,
+  visibleTo,
+  statusLabel,
   preview,
   CONTEXT_LIMIT,
   SEARCH_MAX,
@@ -74,6 +82,7 @@ export {
   SearchObservationsSchema,
 } from './read.js';
 export type {
+  ReadOptions,
   RecentObservationsInput,
   TimelineInput,
   TimelineResult,
