@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import * as z from 'zod';
 import { EngramError, formatIssues, openStore, type EmbedderChoice } from '../../core/index.js';
 import { prepareDraft, storeDraft } from '../memory/index.js';
-import { createSearchEngine, type SearchMode, type SearchRequest, type SearchResponse } from './search.js';
+import { createSearchEngine, type SearchEngineOptions, type SearchMode, type SearchRequest, type SearchResponse } from './search.js';
 import type { SearchTuning } from './tuning.js';
 import { embedPending } from './vectors.js';
 
@@ -70,7 +70,9 @@ export interface RetrievalBenchOptions {
   batchSize?: number;
   onProgress?: (stage: 'embed' | 'query', done: number, total: number) => void;
   /** Extra request fields for every search (e.g. `{ abstain: false }` to see the ranking the abstain rule doubts). */
-  search?: Pick<SearchRequest, 'abstain'>;
+  search?: Pick<SearchRequest, 'abstain' | 'signals'>;
+  /** Engine options, e.g. `{ skipDecisive: false }` to collect both lists for every query (bench/train-ranker.mjs). */
+  engine?: Pick<SearchEngineOptions, 'skipDecisive'>;
   /** Sees every response with its query, e.g. to judge what hooks would inject (bench/inject.mjs). */
   inspect?: (query: BenchQuery, response: SearchResponse, memoryIdsOf: (engramId: number) => readonly string[], mode: SearchMode) => void;
 }
@@ -157,7 +159,7 @@ export async function runRetrievalBench(options: RetrievalBenchOptions): Promise
       });
     });
 
-    const engine = createSearchEngine(store, { embedder: options.embedder, tuning: options.tuning });
+    const engine = createSearchEngine(store, { embedder: options.embedder, tuning: options.tuning, ...options.engine });
     const needsVectors = options.modes.some((mode) => mode !== 'bm25');
     const { embedder } = needsVectors ? await engine.embedder() : { embedder: null };
     if (embedder) {
