@@ -19,6 +19,8 @@ const entryPoints = {
   server: join(root, 'src/server/main.ts'),
   // What a hook loads when the server does not answer: the store, BM25 search, the handlers.
   'hooks/inprocess': join(root, 'src/hooks/inprocess.ts'),
+  // What `engram mcp` loads when the background server cannot answer: the store, BM25 search, the operations.
+  'mcp-inprocess': join(root, 'src/mcp/inprocess.ts'),
 };
 
 rmSync(join(root, 'dist'), { recursive: true, force: true });

@@ -2,7 +2,8 @@
 // Derives every agent-facing manifest from the top-level plugin.json, the single source of the plugin's identity:
 //   .claude-plugin/plugin.json, .claude-plugin/marketplace.json  (Claude Code plugin + this repo as its marketplace)
 //   .codex-plugin/plugin.json, .agents/plugins/marketplace.json  (Codex plugin + marketplace)
-//   hooks/hooks.json (Claude Code), hooks/codex-hooks.json (Codex), and package.json's version.
+//   hooks/hooks.json (Claude Code), hooks/codex-hooks.json (Codex), and package.json's version. plugin.json's
+//   mcpServers go into the Claude Code manifest (Codex gets them from `engram hooks install --agent codex`).
 //
 //   node scripts/manifests.mjs           write them
 //   node scripts/manifests.mjs --check   exit 1 and name every file that differs (the drift test runs this)
@@ -42,10 +43,11 @@ const files = {
     metadata: { description: GENERATED },
     plugins: [{ name: plugin.name, source: './', description: plugin.description, version: plugin.version, category: plugin.marketplace.category.toLowerCase() }],
   },
+  // No mcpServers here: Codex 0.169 does not start MCP servers a plugin declares (tried, inline and as ./.mcp.json).
+  // `engram hooks install --agent codex` registers the same entry in config.toml instead (services/registration/mcp.ts).
   '.codex-plugin/plugin.json': {
     ...common,
     hooks: './hooks/codex-hooks.json',
-    ...(hasMcp ? { mcpServers: plugin.mcpServers } : {}),
     interface: { displayName: plugin.displayName },
   },
   '.agents/plugins/marketplace.json': {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
-import { EngramError } from '../core/index.js';
+import { EngramError, STATUSES, type EngramStatus } from '../core/index.js';
 import type { EngramRef } from '../services/index.js';
 
 /** Parses `<id>`: a positive integer id or an engram uid. */
@@ -57,4 +57,15 @@ export async function readStdin(stream: NodeJS.ReadableStream): Promise<string> 
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Parses `--status`: a comma-separated list of review states, or `all`. */
+export function parseStatuses(value: string): EngramStatus[] {
+  const items = value.split(',').map((item) => item.trim().toLowerCase()).filter(Boolean);
+  if (items.includes('all')) return [...STATUSES];
+  const unknown = items.filter((item) => !(STATUSES as readonly string[]).includes(item));
+  if (unknown.length || items.length === 0) {
+    throw new EngramError('USAGE', `--status takes ${STATUSES.join(', ')} or all (comma-separated), got '${value}'`);
+  }
+  return items as EngramStatus[];
 }

@@ -1,6 +1,7 @@
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
+  createLlmClient,
   createLogger,
   loadSettings,
   openStore,
@@ -9,11 +10,12 @@ import {
   choiceForModel,
   loadEmbedder,
   type EngramEnv,
+  type LlmClient,
   type Logger,
   type Settings,
   type Store,
 } from '../core/index.js';
-import { createSearchEngine, searchTuning, type SearchEngine } from '../services/index.js';
+import { createSearchEngine, governancePolicy, searchTuning, syncJournal, type GovernancePolicy, type SearchEngine } from '../services/index.js';
 import type { Output } from './output.js';
 
 /** Everything a command may touch; `runCli` builds it from the real process, tests from fakes. */
@@ -39,13 +41,20 @@ export interface CliContext {
   log(): Logger;
   /** A search engine over the store with the configured embedder (loaded on first vector search). */
   searchEngine(): SearchEngine;
+  /** config.json `governance` (tiers, autopromote, decay). */
+  governance(): GovernancePolicy;
+  /** The configured LLM (`none` when there is none), for conflict checks; usage counted in the store. */
+  llm(): LlmClient;
   close(): void;
 }
 
-/** The install folder of the running bundle: dist/cli.mjs → one level up; src/cli/context.ts (tests) → two. */
+/**
+ * The install folder of the running bundle: dist/ → one level up, dist/chunks/ (where the bundler puts the code the
+ * CLI loads on demand) → two, src/cli/context.ts (tests) → two.
+ */
 function defaultInstallRoot(): string {
   const here = dirname(fileURLToPath(import.meta.url));
-  return here.endsWith('/src/cli') ? dirname(dirname(here)) : dirname(here);
+  return here.endsWith('/src/cli') || here.endsWith('/dist/chunks') ? dirname(dirname(here)) : dirname(here);
 }
 
 /** Creates the context for one CLI run. */
@@ -54,6 +63,7 @@ export function createCliContext(io: CliIo, options: { home?: string; installRoo
   let store: Store | undefined;
   let logger: Logger | undefined;
   let engine: SearchEngine | undefined;
+  let llm: LlmClient | undefined;
   const vars = options.home ? { ...io.env, ENGRAM_HOME: options.home } : io.env;
   const context: CliContext = {
     io,
@@ -65,7 +75,12 @@ export function createCliContext(io: CliIo, options: { home?: string; installRoo
     },
     store() {
       const current = context.settings();
-      store ??= openStore({ path: current.paths.db, busyTimeoutMs: current.config.store.busy_timeout_ms });
+      if (!store) {
+        store = openStore({ path: current.paths.db, busyTimeoutMs: current.config.store.busy_timeout_ms });
+        // Audit rows committed by a process that died before appending them to audit.jsonl are appended now.
+        const journal = syncJournal(store);
+        if (journal.error) context.log().warn('audit journal not brought up to date', { error: journal.error });
+      }
       return store;
     },
     log() {
@@ -88,6 +103,11 @@ export function createCliContext(io: CliIo, options: { home?: string; installRoo
         onWarning: (message, error) => context.log().warn(message, error === undefined ? {} : { error }),
       });
       return engine;
+    },
+    governance: () => governancePolicy(context.settings().config),
+    llm() {
+      llm ??= createLlmClient(context.settings(), { store: context.store(), log: context.log() });
+      return llm;
     },
     close() {
       store?.close();

@@ -3,13 +3,24 @@
  * @example engram add "Run migrations with --dry-run first" --category development/database --tags sql
  * @module
  */
-import { runCli } from './program.js';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
-process.exitCode = await runCli(process.argv.slice(2), {
-  stdin: process.stdin,
-  stdout: process.stdout,
-  stderr: process.stderr,
-  env: process.env,
-  cwd: process.cwd(),
-  now: () => new Date(),
-});
+const argv = process.argv.slice(2);
+if (argv[0] === 'mcp') {
+  // The MCP server loads only what it needs (no commander, no command modules): an agent waits for it to start.
+  const here = dirname(fileURLToPath(import.meta.url));
+  const installRoot = here.endsWith('/src/cli') ? dirname(dirname(here)) : dirname(here);
+  const { runMcp } = await import('../mcp/main.js');
+  process.exitCode = await runMcp(argv.slice(1), { installRoot, env: process.env, cwd: process.cwd() });
+} else {
+  const { runCli } = await import('./program.js');
+  process.exitCode = await runCli(argv, {
+    stdin: process.stdin,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+    cwd: process.cwd(),
+    now: () => new Date(),
+  });
+}

@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander';
 import { EngramError, VERSION } from '../core/index.js';
+import { registerContextCommands } from './commands/context-files.js';
 import { registerDemoCommands } from './commands/demo.js';
 import { registerDocsCommands } from './commands/docs.js';
 import { registerEngramCommands } from './commands/engrams.js';
@@ -8,6 +9,8 @@ import { registerExplainCommands } from './commands/explain.js';
 import { registerHealthCommands } from './commands/health.js';
 import { registerHooksCommands } from './commands/hooks.js';
 import { registerLearnCommands } from './commands/learn.js';
+import { registerMcpCommands } from './commands/mcp.js';
+import { registerReviewCommands } from './commands/review.js';
 import { registerSearchCommands } from './commands/search.js';
 import { registerTapeCommands } from './commands/tapes.js';
 import { registerTransferCommands } from './commands/transfer.js';
@@ -75,6 +78,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   registerExplainCommands(program, action);
   registerTapeCommands(program, action);
   registerDocsCommands(program, action);
+  registerMcpCommands(program, action);
+  registerReviewCommands(program, action);
+  registerContextCommands(program, action);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

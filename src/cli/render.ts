@@ -7,7 +7,9 @@ export function renderEngram(engram: Engram): string {
     engram.project ? `project: ${engram.project}` : '',
     engram.scope,
     engram.pinned ? (engram.auto_pinned ? 'auto-pinned' : 'pinned') : '',
-    engram.deprecated ? `deprecated${engram.deprecated_reason ? ` (${engram.deprecated_reason})` : ''}` : '',
+    engram.status === 'deprecated' ? `deprecated${engram.deprecated_reason ? ` (${engram.deprecated_reason})` : ''}` : '',
+    engram.status === 'pending' || engram.status === 'rejected' ? `${engram.status}${engram.status_reason ? ` (${engram.status_reason})` : ''}` : '',
+    engram.liveness === 'gone' ? 'code gone' : engram.liveness === 'kept' ? 'code gone, kept' : '',
     engram.deleted_at ? `deleted ${engram.deleted_at}` : '',
     engram.topic_key ? `topic: ${engram.topic_key}` : '',
     `source: ${engram.source}`,
@@ -38,4 +40,16 @@ export function renderFields(value: Record<string, unknown>, indent = ''): strin
 /** A note about removed secrets, for people. */
 export function redactionNote(kinds: readonly string[]): string {
   return kinds.length ? `\nnote: removed before storing: ${kinds.join(', ')}` : '';
+}
+
+/** The active engrams an add or an edit contradicts, for people. */
+export function conflictNote(conflicts: ReadonlyArray<{ other_id: number; other_text: string; reason: string }>): string {
+  return conflicts.length
+    ? `\ncontradicts:\n${conflicts.map((conflict) => `  #${conflict.other_id} ${conflict.other_text}\n    (${conflict.reason})`).join('\n')}\nreview it: engram review, then engram approve or reject`
+    : '';
+}
+
+/** The undo token of a change, for people. */
+export function undoNote(token: string | null | undefined): string {
+  return token ? `\nundo: engram undo ${token}` : '';
 }

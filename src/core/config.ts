@@ -195,6 +195,37 @@ export const ConfigSchema = z.strictObject({
       dir_patterns: tagMap(isMarkerPath, MARKER_RULE).default({}),
     })
     .prefault({}),
+  governance: z
+    .strictObject({
+      /**
+       * Let low-risk (tier 1) engrams from extraction, the agent (MCP) or sync become active without a person, when
+       * nothing active contradicts them. Off by default: extraction is a model's reading of a conversation, and one
+       * wrong lesson injected into every later session costs more than a right one waiting for `engram review`
+       * (most sessions teach nothing, so the queue stays short). Tier 3 waits for a person whatever this says.
+       * @default false
+       */
+      autopromote: z.boolean().default(false),
+      /** Risk tier per engram kind, merged over the built-in table (docs/GOVERNANCE.md), e.g. `{"convention": 1}`.
+       * Text that forbids or requires an action, or names credentials or production, is tier 3 whatever its kind. */
+      tiers: z
+        .record(z.string().min(1).max(LIMITS.kindChars), z.union([z.literal(1), z.literal(2), z.literal(3)]))
+        .default({}),
+      /** How long an engram of each kind stays fresh after a person confirmed it or it was last found useful
+       * (`180d`, `8w`, `6m`, `1y`, or `never`), merged over the built-in table; `default` covers other kinds. A stale
+       * engram is not injected unless pinned and is listed by `engram review` to be confirmed again. */
+      decay: z
+        .record(
+          z.string().min(1).max(LIMITS.kindChars),
+          z.string().regex(/^(never|[1-9]\d{0,4}[dwmy])$/, "must look like '180d', '8w', '6m', '1y' or 'never'"),
+        )
+        .default({}),
+      /** Ask the configured LLM whether two similar engrams contradict (rules decide without one, or with `off`).
+       * @default "auto" */
+      conflict_llm: z.enum(['auto', 'off']).default('auto'),
+      /** Characters `engram context sync` and the MCP `memory://recall` resource may use. @default 4000 */
+      context_chars: z.number().int().min(500).max(50_000).default(4_000),
+    })
+    .prefault({}),
   llm: z
     .strictObject({
       /**

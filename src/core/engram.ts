@@ -8,6 +8,33 @@ export const SOURCES = ['manual', 'extracted', 'feedback', 'import'] as const;
 export const SourceSchema = z.enum(SOURCES);
 export type Source = z.infer<typeof SourceSchema>;
 
+/**
+ * Where an engram stands in review (docs/GOVERNANCE.md). Only `active` engrams are injected by hooks or returned by
+ * search by default; `pending` ones wait for a person; `rejected` ones were refused by a person (kept, so the same
+ * lesson harvested again stays refused); `deprecated` ones were true once and are kept for the record.
+ */
+export const STATUSES = ['pending', 'active', 'rejected', 'deprecated'] as const;
+export const StatusSchema = z.enum(STATUSES);
+export type EngramStatus = z.infer<typeof StatusSchema>;
+
+/**
+ * Who taught Engram this engram: a person through the CLI (`user`), the agent through MCP (`agent`), extraction from
+ * a session (`harvest`), an import file (`import`), a teammate's store (`sync`). Review rules depend on it.
+ */
+export const LEARNED_BY = ['user', 'agent', 'harvest', 'import', 'sync'] as const;
+export const LearnedBySchema = z.enum(LEARNED_BY);
+export type LearnedBy = z.infer<typeof LearnedBySchema>;
+
+/**
+ * Whether the code an engram is about still exists, from the tape index's lineage and tombstones — never whether the
+ * claim is still true (that is validity, decided by a person). `unknown`: not about code, or never checked;
+ * `gone`: every span it was learned from was deleted or replaced (left out of injection); `kept`: gone, but a person
+ * said to keep showing it.
+ */
+export const LIVENESS = ['unknown', 'alive', 'gone', 'kept'] as const;
+export const LivenessSchema = z.enum(LIVENESS);
+export type Liveness = z.infer<typeof LivenessSchema>;
+
 /** `personal` engrams follow the user everywhere; `project` engrams belong to one project. */
 export const SCOPES = ['project', 'personal'] as const;
 export const ScopeSchema = z.enum(SCOPES);
@@ -61,6 +88,11 @@ export const EngramSchema = z.strictObject({
   prerequisites: PrerequisitesSchema.nullable(),
   source: SourceSchema,
   source_sessions: z.array(z.string()),
+  /**
+   * The session it was saved in (the Go engram's observation session, e.g. `manual-save-shop`), or null. Optional in
+   * the type so exports written before it existed still parse; the store always returns it.
+   */
+  session_id: z.string().nullable().optional(),
   tool_name: z.string().nullable(),
   occurrence_count: z.number().int().min(0),
   times_matched: z.number().int().min(0),
@@ -79,6 +111,17 @@ export const EngramSchema = z.strictObject({
   updated_at: ISO,
   last_seen_at: ISO,
   deleted_at: ISO.nullable(),
+  /** Review state (docs/GOVERNANCE.md). `deprecated` here and the `deprecated` flag above always agree. */
+  status: StatusSchema,
+  /** Why it waits (a conflict, its tier, autopromote off) or why a person rejected or retired it. */
+  status_reason: z.string().nullable(),
+  learned_by: LearnedBySchema,
+  /** Risk tier when it was admitted or last edited (1 low … 3 always reviewed); null for engrams older than review. */
+  tier: z.number().int().min(1).max(3).nullable(),
+  /** When a person last confirmed it (approve, or their own add); freshness counts from here or the last match. */
+  confirmed_at: ISO.nullable(),
+  liveness: LivenessSchema,
+  liveness_at: ISO.nullable(),
 });
 export type Engram = z.infer<typeof EngramSchema>;
 

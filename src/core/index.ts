@@ -31,9 +31,16 @@ export {
   BUILTIN_REMOTE_PATTERNS,
 } from './environment/index.js';
 export type { DetectedEnvironment, EnvironmentAgent, EnvironmentOptions, TagRules } from './environment/index.js';
+export { writeFileAtomic, writeFileAtomicWith, syncFolder } from './atomic-file.js';
 export {
   EngramSchema,
   EngramStatsSchema,
+  STATUSES,
+  StatusSchema,
+  LEARNED_BY,
+  LearnedBySchema,
+  LIVENESS,
+  LivenessSchema,
   PrerequisitesSchema,
   SourceSchema,
   ScopeSchema,
@@ -46,7 +53,7 @@ export {
   defaultScope,
   contentHash,
 } from './engram.js';
-export type { Engram, EngramStats, Prerequisites, Source, Scope } from './engram.js';
+export type { Engram, EngramStats, Prerequisites, Source, Scope, EngramStatus, LearnedBy, Liveness } from './engram.js';
 export {
   openStore,
   storeSize,
@@ -154,3 +161,4 @@ export { LLM_PROVIDERS } from './config.js';
 export type { LlmProviderSetting } from './config.js';
 export type { LlmUsageRepo, LlmUsageTotals } from './store/index.js';
 export type { ExtractionRepo, ExtractionState } from './store/index.js';
+export type { ObservationRepo, ObservationStats, ProjectRename, SessionWithCount } from './store/index.js';

@@ -1,23 +1,4 @@
-import { join } from 'node:path';
-import { detectEnvironment, type Agent, type Settings } from '../core/index.js';
-import type { HookEnvironment } from '../services/index.js';
+import { workEnvironment } from '../services/index.js';
 
-/** Where the agent works, as hooks see it: detected once per folder and cached (core/environment). */
-export function hookEnvironment(settings: Settings, cwd: string, agent: Agent): HookEnvironment {
-  const found = detectEnvironment({
-    cwd,
-    agent,
-    env: settings.env,
-    rules: settings.config.tags,
-    cacheDir: join(settings.paths.cache, 'env'),
-  });
-  return {
-    agent,
-    os: found.os,
-    cwd: found.cwd,
-    home: found.home,
-    mcpServers: found.mcpServers,
-    tags: found.tags,
-    ...(found.repo ? { repo: found.repo } : {}),
-  };
-}
+/** Where the agent works, as hooks see it: detected once per folder and cached (services/inject). */
+export const hookEnvironment = workEnvironment;

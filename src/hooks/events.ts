@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { Agent, Logger, Settings, Store } from '../core/index.js';
 import {
+  governancePolicy,
   failureQuery,
   injectAtSessionStart,
   injectForQuery,
@@ -74,6 +75,7 @@ const injectDeps = (runtime: HookRuntime): InjectDeps => {
       toolChars: hooks.tool_chars,
       sessionChars: hooks.session_chars,
     },
+    governance: governancePolicy(runtime.settings.config),
   };
 };
 

@@ -19,12 +19,25 @@ import {
   openStore,
   readEnv,
   resolveEmbedder,
+  toEngramError,
   vectorModelId,
   VERSION,
   type Embedder,
   type Store,
 } from '../core/index.js';
-import { createSearchEngine, embedPending, queueAbandonedSessions, runPendingJobs, searchTuning, type RecordedSources, type SearchEngine } from '../services/index.js';
+import {
+  createSearchEngine,
+  embedPending,
+  governancePolicy,
+  queueAbandonedSessions,
+  runOperation,
+  runPendingJobs,
+  searchTuning,
+  syncJournal,
+  type Caller,
+  type RecordedSources,
+  type SearchEngine,
+} from '../services/index.js';
 import { handleHookCall } from '../hooks/dispatch.js';
 import { hookEnvironment } from '../hooks/environment.js';
 import type { HookRuntime } from '../hooks/events.js';
@@ -89,6 +102,7 @@ if (process.argv.includes('--drain')) {
       env: settings.env,
       recordTapes: settings.config.tapes.record,
       recordFile,
+      governance: governancePolicy(settings.config),
     });
     log.info('drained jobs', result);
     drainStore.close();
@@ -120,6 +134,8 @@ try {
   process.exit(0);
 }
 const store = openedStore;
+// Audit rows committed by a process that died before appending them to audit.jsonl are appended now.
+syncJournal(store);
 const choice = settings.config.embed.provider === 'none' ? null : resolveEmbedder(settings);
 const engine: SearchEngine = createSearchEngine(store, {
   embedder: choice,
@@ -205,6 +221,7 @@ function scheduleJobs(): void {
           env: settings.env,
           recordTapes: liveSettings().config.tapes.record,
           recordFile,
+          governance: governancePolicy(liveSettings().config),
           ...(loaded ? { embedPending: async () => (await embedPending(store, loaded)).embedded } : {}),
         });
       } catch (error) {
@@ -218,22 +235,57 @@ function scheduleJobs(): void {
   })();
 }
 
+/**
+ * Runs one operation of services/ops for another process (the MCP server) with this server's warm store and engine.
+ * An operation's own failure (bad parameters, unknown id, a locked store) is its answer, not a protocol error.
+ */
+async function runCall(method: string, params: unknown, caller: Caller): Promise<ServerReply> {
+  const started = performance.now();
+  const ms = (): number => Math.round((performance.now() - started) * 10) / 10;
+  try {
+    const result = await runOperation(method, params, {
+      store,
+      get settings() {
+        return liveSettings();
+      },
+      caller,
+      search: (request) => engine.search(request),
+      searchMode: model ? 'hybrid' : 'bm25',
+      model: model?.name ?? null,
+      environment: (cwd, agent) => hookEnvironment(liveSettings(), cwd, agent),
+      now: () => new Date(),
+    });
+    log.debug('call done', { method, actor: caller.actor, ms: ms() });
+    return { ok: true, op: 'call', result, ms: ms() };
+  } catch (thrown) {
+    const error = toEngramError(thrown);
+    if (error.code === 'INTERNAL') log.error('call failed', { method, error: thrown });
+    return { ok: true, op: 'call', error: { code: error.code, message: error.message }, ms: ms() };
+  }
+}
+
+/** A request from another Engram version is not answered (its contract or schema may differ); a newer one means
+ * the plugin was updated, so this server steps aside and that caller starts the new version's server. */
+function otherVersion(version: string | undefined): boolean {
+  if (version === undefined || version === VERSION) return false;
+  if (newerVersion(version, VERSION)) setImmediate(() => shutdown(`Engram ${version} is installed`));
+  return true;
+}
+
 async function reply(request: unknown): Promise<ServerReply> {
   const parsed = ServerRequestSchema.safeParse(request);
   if (!parsed.success) return { ok: false, error: 'invalid request' };
   const message = parsed.data;
   switch (message.op) {
     case 'hook': {
-      if (message.version !== undefined && message.version !== VERSION) {
-        // Another Engram version's hook: its contract or schema may differ, so it answers itself. A newer one means
-        // the plugin was updated: this server steps aside, and that hook starts the new version's server.
-        if (newerVersion(message.version, VERSION)) setImmediate(() => shutdown(`Engram ${message.version} is installed`));
-        return { ok: false, error: 'version' };
-      }
+      if (otherVersion(message.version)) return { ok: false, error: 'version' };
       const started = performance.now();
       const answer = await handleHookCall(message.call, runtime);
       return { ok: true, op: 'hook', stdout: answer.stdout, outcome: answer.outcome, ms: Math.round((performance.now() - started) * 10) / 10 };
     }
+    case 'call':
+      if (otherVersion(message.version)) return { ok: false, error: 'version' };
+      return runCall(message.method, message.params, message.caller);
     case 'ping':
       return {
         ok: true,

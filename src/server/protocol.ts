@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { HOOK_EVENTS } from '../hooks/contract.js';
+import { CallerSchema } from '../services/ops/index.js';
 
 /**
  * The server's wire format: one JSON object per line each way, over a Unix socket only the user can open (0600 in
@@ -18,6 +19,18 @@ const HookCallSchema = z.strictObject({
 export const ServerRequestSchema = z.discriminatedUnion('op', [
   /** `version`: the hook's Engram version; a server of another version does not answer it (see server/main.ts). */
   z.strictObject({ v: z.literal(PROTOCOL_VERSION), op: z.literal('hook'), version: z.string().max(64).optional(), call: HookCallSchema }),
+  /**
+   * `call`: run one operation of services/ops with the server's warm store and search engine (the MCP server, later
+   * other surfaces). `params` are validated by the operation itself; `caller` says who asks and from where.
+   */
+  z.strictObject({
+    v: z.literal(PROTOCOL_VERSION),
+    op: z.literal('call'),
+    version: z.string().max(64).optional(),
+    method: z.string().min(1).max(64),
+    params: z.unknown(),
+    caller: CallerSchema,
+  }),
   z.strictObject({ v: z.literal(PROTOCOL_VERSION), op: z.literal('ping') }),
   /** Run queued background jobs soon (SessionEnd sends this). */
   z.strictObject({ v: z.literal(PROTOCOL_VERSION), op: z.literal('wake') }),
@@ -28,6 +41,9 @@ export type ServerRequest = z.infer<typeof ServerRequestSchema>;
 /** What the server answers. */
 export type ServerReply =
   | { ok: true; op: 'hook'; stdout: string; outcome: string; ms: number }
+  /** An operation's result, or its EngramError (code and message): the call reached the server and ran. */
+  | { ok: true; op: 'call'; result: unknown; ms: number }
+  | { ok: true; op: 'call'; error: { code: string; message: string }; ms: number }
   | {
       ok: true;
       op: 'ping';

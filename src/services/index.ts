@@ -16,6 +16,7 @@ export {
   deprecateEngram,
   pinEngram,
   deleteEngram,
+  learnedByOf,
 } from './memory/index.js';
 export type {
   EngramDraft,
@@ -29,7 +30,53 @@ export type {
   EngramPatch,
   EditResult,
   DeleteResult,
+  ChangeOptions,
+  ConflictSummary,
 } from './memory/index.js';
+// Review foundations every surface may use (policy, audit log, conflicts, freshness). The gate that approves, rejects,
+// forgets and undoes is services/gate/, deliberately not exported here (docs/GOVERNANCE.md, test/services/gate).
+export {
+  governancePolicy,
+  classifyTier,
+  admit,
+  freshness,
+  isStale,
+  staleAfter,
+  injectable,
+  DEFAULT_TIERS,
+  DEFAULT_DECAY,
+  ACTOR_KINDS,
+  CLI_USER,
+  API_USER,
+  listAudit,
+  entryByToken,
+  undoneBy,
+  syncJournal,
+  verifyJournal,
+  journalPath,
+  compareTexts,
+  findConflicts,
+  llmVerdicts,
+  sourcesOf,
+} from './governance/index.js';
+export type {
+  Actor,
+  ActorKind,
+  AuditEntry,
+  AuditQuery,
+  RowChange,
+  GovernancePolicy,
+  Freshness,
+  Tier,
+  TierVerdict,
+  Admission,
+  ConflictVerdict,
+  FoundConflict,
+  JournalReport,
+  JournalSync,
+  EngramSource,
+  StoredSource,
+} from './governance/index.js';
 export { exportEngrams, exportLine, ExportLineSchema, importEngrams } from './transfer/index.js';
 export type { ExportLine, ExportOptions, ImportReport, ImportOptions, LineError } from './transfer/index.js';
 export { initRepo, installGitHooks, uninstallGitHooks, gitHooksStatus } from './workspace/index.js';
@@ -56,6 +103,10 @@ export {
   findCodexBinary,
   listCodexHooksSync,
   DOCTOR_TIMEOUT_MS,
+  engramMcpEntry,
+  registerCodexMcp,
+  unregisterCodexMcp,
+  codexMcpEntry,
 } from './registration/index.js';
 export type {
   Agent,
@@ -74,7 +125,7 @@ export type {
   Problem,
   SettingsRegistration,
 } from './registration/index.js';
-export { storeStatus, runDoctor, checkClaude, checkCodex, CODEX_HOOK_EVENTS } from './health/index.js';
+export { storeStatus, runDoctor, checkClaude, checkCodex, checkClaudeMcp, checkCodexMcp, checkMcpStarts, CODEX_HOOK_EVENTS } from './health/index.js';
 export type { StatusReport, Check, DoctorReport, DoctorOptions } from './health/index.js';
 export {
   createSearchEngine,
@@ -170,6 +221,7 @@ export {
   renderItem,
   sessionStartPicks,
   BLOCK_OPEN,
+  workEnvironment,
   BLOCK_CLOSE,
   INJECT,
 } from './inject/index.js';
@@ -304,3 +356,54 @@ export type {
   AgentFactory,
   KnowledgeEnv,
 } from './knowledge/index.js';
+export {
+  DEDUPE_WINDOW_MINUTES,
+  goProjectKey,
+  goScope,
+  goTopicKey,
+  defaultSessionId,
+  suggestTopicKey,
+  extractLearnings,
+  observationView,
+  canonicalProject,
+  migrateProject,
+  mergeProjects,
+  saveObservation,
+  updateObservation,
+  deleteObservation,
+  capturePassive,
+  startSession,
+  endSession,
+  saveSessionSummary,
+  savePrompt,
+  recentSessions,
+  recentPrompts,
+  searchPrompts,
+  getObservation,
+  recentObservations,
+  timeline,
+  formatContext,
+  observationStats,
+  searchObservations,
+} from './observations/index.js';
+export type {
+  ObservationView,
+  Actor as ObservationActor,
+  WriteContext,
+  SaveObservationInput,
+  SaveObservationResult,
+  PassiveCaptureResult,
+  TimelineResult,
+  ObservationHit,
+  ObservationSearch,
+  MigrateProjectResult,
+  MergeProjectsResult,
+} from './observations/index.js';
+export { OPERATIONS, OPERATION_NAMES, CallerSchema, operation, runOperation } from './ops/index.js';
+export type { Caller, OpContext, Operation, OperationName } from './ops/index.js';
+export { reviewQueue, listConflicts, conflictsOf, engramHistory, NEAR_DUPLICATE_OVERLAP } from './review/index.js';
+export type { ReviewItem, ReviewQueue, ReviewReason, ReviewOptions, ConflictView, HistoryStep } from './review/index.js';
+export { whyEngram, checkLiveness, momentSource, loadTapes, tapesOfSession } from './provenance/index.js';
+export type { WhyReport, WhySource, MomentEvent, LivenessReport, Death } from './provenance/index.js';
+export { recallContextText, syncContext, disableContext, contextFilesOf, BLOCK_BEGIN, BLOCK_END } from './context/index.js';
+export type { ContextText, ContextOptions, ContextSyncReport, FileSync } from './context/index.js';

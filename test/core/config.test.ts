@@ -44,6 +44,7 @@ describe('loadSettings', () => {
       embed: { provider: 'auto' },
       search: {},
       tags: { builtin: true, path_patterns: [], remote_patterns: [], file_markers: {}, dependency_tags: {}, dir_patterns: {} },
+      governance: { autopromote: false, tiers: {}, decay: {}, conflict_llm: 'auto', context_chars: 4_000 },
       llm: {
         provider: 'auto',
         api_key_env: 'ENGRAM_LLM_API_KEY',

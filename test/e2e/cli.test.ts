@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SCHEMA_VERSION } from '../../src/core/index.js';
 import { engramProcess, tempDir } from '../_helpers.js';
 
 describe('bin/engram', () => {
@@ -24,18 +25,18 @@ describe('bin/engram', () => {
     run(['update', '1', '--add-tags', 'migrations']);
     run(['add', 'A deleted lesson.']);
     run(['delete', '5']);
-    const exported = run(['export', '--include-deleted']);
+    const exported = run(['export', '--include-deleted', '--status', 'all']);
     expect(exported.trim().split('\n')).toHaveLength(5);
 
     const empty = tempDir();
     const imported = engramProcess(['import', '-'], { home: empty, input: exported });
     expect(imported.status, imported.stderr).toBe(0);
     expect(JSON.parse(imported.stdout)).toMatchObject({ lines: 5, created: 5 });
-    const again = engramProcess(['export', '--include-deleted'], { home: empty });
+    const again = engramProcess(['export', '--include-deleted', '--status', 'all'], { home: empty });
     expect(again.stdout).toBe(exported);
 
     const file = join(empty, 'copy.jsonl');
-    engramProcess(['export', '--include-deleted', '-o', file], { home: empty });
+    engramProcess(['export', '--include-deleted', '--status', 'all', '-o', file], { home: empty });
     expect(readFileSync(file, 'utf8')).toBe(exported);
   });
 
@@ -43,7 +44,7 @@ describe('bin/engram', () => {
     const home = tempDir();
     const status = engramProcess(['status'], { home });
     expect(status.status).toBe(0);
-    expect(JSON.parse(status.stdout)).toMatchObject({ home, store: { journal_mode: 'wal', schema_version: 8 }, engrams: { total: 0 } });
+    expect(JSON.parse(status.stdout)).toMatchObject({ home, store: { journal_mode: 'wal', schema_version: SCHEMA_VERSION }, engrams: { total: 0 } });
     const doctor = engramProcess(['doctor', '--pretty'], { home });
     expect(doctor.status).toBe(0);
     expect(doctor.stdout).toMatch(/^engram doctor: (ok|degraded)\n/);

@@ -291,4 +291,54 @@ describe.skipIf(!existsSync(RUN_CLAUDE))('a marketplace install in the real Clau
     expect(logProblems(engramHome)).toEqual([]);
     await expectNothingLeft(home);
   }, 600_000);
+  it("gives the model Engram's MCP tools: it searches, then saves; each result reaches it and the save is in the store", async () => {
+    // The plugin's MCP server (plugin.json → .claude-plugin/plugin.json), started by Claude Code through bin/engram.
+    const tool = (name: string) => `mcp__plugin_engram_engram__${name}`;
+    // The first session ran before the bootstrap finished; engram mcp still connected (with no tools), so Claude Code
+    // did not set the server aside (it skips a plugin server that failed to connect for 15 minutes).
+    const setAside = join(home, '.claude', 'mcp-needs-auth-cache.json');
+    expect(existsSync(setAside) ? JSON.parse(readFileSync(setAside, 'utf8'))['plugin:engram:engram'] : undefined).toBeUndefined();
+    const [seeded] = seedEngrams(home, [{ text: 'Release builds need NODE_ENV=production or the bundle keeps its debug asserts.', category: 'build' }]) as [number];
+    const run = session(
+      'how do release builds work here?',
+      [
+        { text: 'Checking memory first.', tool: tool('engram_search'), input: { query: 'release build debug asserts' } },
+        { tool: tool('mem_save'), input: { title: 'Release flag', content: '**What**: set NODE_ENV=production for release builds', type: 'config' } },
+        { text: 'Saved it.' },
+      ],
+      `${tool('engram_search')} ${tool('mem_save')}`,
+    );
+    const main = requestLog(run.requests).filter((r) => r.path === '/v1/messages' && Array.isArray(r.body.tools));
+    expect(main).toHaveLength(3);
+    const offered = main[0]?.body.tools.map((t: { name: string }) => t.name) as string[];
+    const mcpLog = () => (existsSync(join(engramHome, 'logs', 'mcp.log')) ? readFileSync(join(engramHome, 'logs', 'mcp.log'), 'utf8') : 'no mcp.log');
+    expect(offered, `${mcpLog()}\n${readFileSync(run.output, 'utf8')}`).toEqual(expect.arrayContaining([tool('engram_search'), tool('mem_save'), tool('engram_feedback'), tool('mem_context')]));
+    // What each call returned is in the next request, as the tool's result.
+    const lastResult = (body: { messages: Array<{ content: unknown }> }): string => {
+      const blocks = body.messages.flatMap((message) => (Array.isArray(message.content) ? message.content : []));
+      const result = blocks.filter((block: { type?: string }) => block.type === 'tool_result').at(-1) as { content: unknown };
+      return Array.isArray(result.content) ? result.content.map((part: { text?: string }) => part.text ?? '').join('') : String(result.content);
+    };
+    const searched = JSON.parse(lastResult(main[1]?.body)) as { abstained: string | null; results: Array<{ id: number }> };
+    expect(searched.abstained).toBeNull();
+    expect(searched.results[0]?.id).toBe(seeded);
+    expect(lastResult(main[2]?.body)).toMatch(/^Memory saved: "Release flag" \(config\)\nSuggested topic_key: config\/release-flag\nID: \d+$/);
+    expect(readFileSync(run.transcript, 'utf8')).not.toMatch(HOOK_TROUBLE);
+
+    const store = openStore({ path: join(engramHome, 'engram.db'), readonly: true });
+    try {
+      const saved = store.engrams.list({ limit: 1000 }).engrams.find((engram) => engram.title === 'Release flag');
+      expect(saved).toMatchObject({ kind: 'config', project: 'shop', session_id: 'manual-save-shop', text: '**What**: set NODE_ENV=production for release builds' });
+    } finally {
+      store.close();
+    }
+    // Both calls were answered by the background server the hooks share.
+    const answered = readFileSync(join(engramHome, 'logs', 'mcp.log'), 'utf8').trim().split('\n').map((line) => JSON.parse(line)).filter((line) => line.msg === 'operation answered');
+    expect(answered.map((line) => [line.method, line.by])).toEqual([
+      ['engram.search', 'server'],
+      ['obs.save', 'server'],
+    ]);
+    expect(logProblems(engramHome)).toEqual([]);
+    await expectNothingLeft(home);
+  }, 600_000);
 });

@@ -39,7 +39,7 @@ describe('planted secrets', () => {
     expect(run(['update', '1', '--text', `Rotated to ${SECRETS.anthropic}`]).status).toBe(0);
     expect(run(['deprecate', '1', '--reason', `leaked DB_PASSWORD=${SECRETS.password}`]).status).toBe(0);
     // Import: minimal and full lines.
-    const full = JSON.parse(run(['export']).stdout.trim());
+    const full = JSON.parse(run(['export', '--status', 'all']).stdout.trim());
     full.uid = '11111111-2222-4333-8444-555555555555';
     full.id = 50;
     full.text = `Slack ${SECRETS.slack} <private>${SECRETS.private}</private>`;
@@ -64,7 +64,7 @@ describe('planted secrets', () => {
     expect((await hookProcess('user-prompt-submit', JSON.stringify({ ...prompt, session_id: SECRETS.github }), { home })).code).toBe(0);
     expect((await hookProcess('user-prompt-submit', `{"session_id": "${SECRETS.github}", "prompt": `, { home })).code).toBe(0);
 
-    const exported = run(['export', '--include-deleted']).stdout;
+    const exported = run(['export', '--include-deleted', '--status', 'all']).stdout;
     expect(exported.split('\n').filter(Boolean)).toHaveLength(3);
     const logs = readdirSync(join(home, 'logs')).map((file) => bytesOf(join(home, 'logs', file))).join('\n');
     const places = {
@@ -72,7 +72,10 @@ describe('planted secrets', () => {
       'engram.db-wal': bytesOf(join(home, 'engram.db-wal')),
       export: exported,
       logs,
+      // The audit trail keeps every change's before and after, and reasons people typed.
+      'audit.jsonl': bytesOf(join(home, 'audit.jsonl')),
     };
+    expect(places['audit.jsonl']).toContain('"op":"deprecate"');
     // The store really holds the redacted records (so the scan is not vacuous).
     expect(places['engram.db'] + places['engram.db-wal']).toContain('[REDACTED:');
     for (const [where, content] of Object.entries(places)) {

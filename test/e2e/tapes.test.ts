@@ -3,8 +3,11 @@
  * this repository as a plugin, and an LLM configured (a fake OpenAI-compatible server on 127.0.0.1): in a repository
  * opted in with `engram init`, a session writes and edits a file while the person corrects the agent; when it ends,
  * the SessionEnd hook's job (run by the background server) records the session as a tape in the repository's
- * `.engram/tapes/` and extracts the correction as an engram naming the session and the tape. `engram explain` on the
- * file returns the tape; a span of unrelated code returns nothing. Then the server is stopped and nothing is left.
+ * `.engram/tapes/` and extracts two lessons, each naming the session, the tape and the moment it came from. They wait
+ * for review (nothing harvested is shown before a person says so); `engram explain` on the file returns the tape; a
+ * span of unrelated code returns nothing. A person approves one lesson and rejects the other (`engram review`,
+ * `engram approve`, `engram reject`); the next real session is shown the approved one only, and harvesting the same
+ * lessons again leaves the rejected one rejected. Then the server is stopped and nothing is left.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
@@ -14,7 +17,7 @@ import { openStore } from '../../src/core/index.js';
 import { initRepo } from '../../src/services/index.js';
 import { completion, fakeOpenAi } from '../core/llm/_fakes.js';
 import { cli, ROOT, tempDir } from '../_helpers.js';
-import { expectNothingLeft, killLeftovers, logProblems, RUN_CLAUDE } from './_agents.js';
+import { expectNothingLeft, killLeftovers, logProblems, requestLog, RUN_CLAUDE } from './_agents.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -47,6 +50,14 @@ const LESSON = {
   scope: 'project',
   evidence: 'this project keeps zero runtime dependencies for its helpers',
 };
+const SECOND = {
+  text: 'Retry helpers in this project default to 5 attempts with exponential backoff between them.',
+  category: 'conventions/helpers',
+  tags: ['retry'],
+  kind: 'convention',
+  scope: 'project',
+  evidence: 'with 5 attempts and exponential backoff',
+};
 
 const RETRY = [
   'export async function withRetry<T>(attempt: () => Promise<T>, attempts = 5): Promise<T> {',
@@ -65,7 +76,7 @@ const RETRY = [
 ].join('\n');
 
 describe.skipIf(!existsSync(RUN_CLAUDE))('tapes of real Claude Code sessions', () => {
-  it('records the session as a tape and learns its lesson when it ends; explain finds the tape', async () => {
+  it('records the session as a tape, learns its lessons for review, explain finds the tape; only the approved lesson is shown next session', async () => {
     const work = realpathSync(tempDir('engram-tapes-e2e-'));
     const home = join(work, 'home');
     const project = join(work, 'shop');
@@ -76,7 +87,7 @@ describe.skipIf(!existsSync(RUN_CLAUDE))('tapes of real Claude Code sessions', (
     initRepo({ cwd: project });
     const engramHome = join(home, '.engram');
     const llm = await fakeOpenAi((request) =>
-      completion(String(request.body?.messages?.[0]?.content ?? '').includes('Extract only from friction') ? JSON.stringify({ engrams: [LESSON] }) : '{"score": 0}'),
+      completion(String(request.body?.messages?.[0]?.content ?? '').includes('Extract only from friction') ? JSON.stringify({ engrams: [LESSON, SECOND] }) : '{"score": 0}'),
     );
     mkdirSync(engramHome, { recursive: true });
     writeFileSync(join(engramHome, 'config.json'), JSON.stringify({ llm: { provider: 'openai', base_url: llm.baseUrl, model: 'extractor' } }));
@@ -118,17 +129,21 @@ describe.skipIf(!existsSync(RUN_CLAUDE))('tapes of real Claude Code sessions', (
       // Recorded by a child process, so the server kept answering hooks meanwhile.
       expect(readFileSync(join(engramHome, 'logs', 'server.log'), 'utf8')).toMatch(/"msg":"session recorded as tapes".*"statuses":\["written"\]/);
 
-      // The same job extracted the person's correction, with its provenance: the session and the tape.
+      // The same job extracted the person's lessons, with their provenance (session, tape, moment), waiting for review.
       const learned = openStore({ path: join(engramHome, 'engram.db'), readonly: true });
       try {
         expect(learned.engrams.list({}).engrams).toEqual([
-          expect.objectContaining({ text: LESSON.text, source: 'extracted', kind: 'lesson', project: 'shop', source_sessions: [sessionId] }),
+          expect.objectContaining({ text: LESSON.text, source: 'extracted', kind: 'convention', project: 'shop', source_sessions: [sessionId], status: 'pending', learned_by: 'harvest' }),
+          expect.objectContaining({ text: SECOND.text, status: 'pending', learned_by: 'harvest' }),
         ]);
         expect(learned.engrams.get(1)?.content).toContain(`tape ${tapeId.slice(0, 16)}`);
-        expect(learned.extractions.get(sessionId)).toMatchObject({ status: 'completed', created: 1 });
+        expect(learned.extractions.get(sessionId)).toMatchObject({ status: 'completed', created: 2 });
       } finally {
         learned.close();
       }
+      const why = await cli(['why', '1'], { home: engramHome, cwd: project, env: { HOME: home } });
+      expect(why.json.sources).toEqual([expect.objectContaining({ session_id: sessionId, tape_id: tapeId, tape_found: true, files: expect.arrayContaining([expect.objectContaining({ file: 'src/retry.ts', kind: 'edit' })]) })]);
+      expect(why.json.sources[0].moment[0].text).toContain('person: Add a retry helper in src/retry.ts');
       const sent = llm.requests.map((request) => String(request.body.messages.at(-1).content));
       expect(sent).toHaveLength(1); // nothing was shown, so nothing to evaluate: one extraction call
       expect(sent[0]).toContain('user: Add a retry helper in src/retry.ts');
@@ -146,6 +161,50 @@ describe.skipIf(!existsSync(RUN_CLAUDE))('tapes of real Claude Code sessions', (
 
       const shown = await cli(['tapes'], { home: engramHome, cwd: project, env: { HOME: home } });
       expect(shown.json).toEqual([expect.objectContaining({ tape_id: tapeId, agent: 'claude', session: expect.objectContaining({ id: sessionId }) })]);
+
+      // A person reviews: approves the first lesson, rejects the second.
+      const queue = await cli(['review'], { home: engramHome, cwd: project, env: { HOME: home } });
+      expect(queue.json.items.map((item: { engram: { id: number }; evidence: Array<{ session_id: string }> }) => [item.engram.id, item.evidence[0]?.session_id])).toEqual([
+        [1, sessionId],
+        [2, sessionId],
+      ]);
+      expect((await cli(['approve', '1'], { home: engramHome, cwd: project, env: { HOME: home } })).json.decisions[0]).toMatchObject({ id: 1, action: 'promoted' });
+      expect((await cli(['reject', '2', '--reason', 'attempts differ per caller'], { home: engramHome, cwd: project, env: { HOME: home } })).json.decisions[0]).toMatchObject({ id: 2, action: 'rejected' });
+
+      // The next session is shown the approved lesson only.
+      const next = join(work, 'next.json');
+      writeFileSync(next, JSON.stringify([{ text: 'I will write the debounce helper by hand next to the retry helper.' }]));
+      const second = await run(
+        'bash',
+        [RUN_CLAUDE, '--script', next, '--cwd', project, '--home', home, '--plugin-dir', ROOT, '--prompt', 'Add a debounce helper next to the retry helper in src/: which dependencies and how many attempts should helpers use?', '--allowed', 'Write Edit'],
+        { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+      );
+      expect(second.status, second.stderr).toBe(0);
+      const nextReport = JSON.parse(second.stdout) as { exit: number; transcript: string; requests: string };
+      expect(nextReport.exit).toBe(0);
+      const sentNext = requestLog(nextReport.requests)
+        .filter((request) => request.path === '/v1/messages' && Array.isArray(request.body.tools))
+        .map((request) => JSON.stringify(request.body));
+      expect(sentNext.length).toBeGreaterThan(0);
+      expect(sentNext[0]).toContain('EG#1');
+      expect(sentNext[0]).toContain('zero runtime dependencies for its helpers');
+      expect(sentNext.join('\n')).not.toContain('EG#2');
+      expect(sentNext.join('\n')).not.toContain('default to 5 attempts');
+
+      // Its session-end job harvests the same lessons again: the approved one stays active, the rejected one rejected.
+      const nextSession = nextReport.transcript.split('/').at(-1)?.replace('.jsonl', '') as string;
+      const after = openStore({ path: join(engramHome, 'engram.db'), readonly: true });
+      try {
+        const deadline = Date.now() + 30_000;
+        while (after.jobs.get('session-end', nextSession)?.status !== 'done' && Date.now() < deadline) await sleep(200);
+        expect(after.jobs.get('session-end', nextSession)).toMatchObject({ status: 'done', error: null });
+        expect(after.engrams.list({ statuses: ['active', 'rejected'] }).engrams.map((engram) => [engram.id, engram.status])).toEqual([
+          [1, 'active'],
+          [2, 'rejected'],
+        ]);
+      } finally {
+        after.close();
+      }
       expect(logProblems(engramHome)).toEqual([]);
       await expectNothingLeft(home);
     } finally {

@@ -1,16 +1,23 @@
 import { Option, type Command } from 'commander';
+import { LEARNED_BY, normalizeProject, type LearnedBy } from '../../core/index.js';
 import {
   addEngram,
+  CLI_USER,
   deleteEngram,
   deprecateEngram,
   getEngram,
   listEngrams,
+  llmVerdicts,
   pinEngram,
   updateEngram,
   type EngramPatch,
+  type GovernancePolicy,
 } from '../../services/index.js';
-import { integerOption, parseJsonOption, parseRef } from '../_args.js';
-import { redactionNote, renderEngram, renderEngramList } from '../render.js';
+// The human gate is imported directly: it is not in the services barrel (docs/GOVERNANCE.md).
+import { approveEngrams } from '../../services/gate/index.js';
+import { integerOption, parseJsonOption, parseRef, parseStatuses } from '../_args.js';
+import type { CliContext } from '../context.js';
+import { conflictNote, redactionNote, renderEngram, renderEngramList, undoNote } from '../render.js';
 import type { Action } from '../program.js';
 
 interface AddFlags {
@@ -35,6 +42,15 @@ interface UpdateFlags extends Omit<AddFlags, 'pin' | 'project'> {
 
 const scopeOption = (): Option => new Option('--scope <scope>', 'project or personal').choices(['project', 'personal']);
 
+/** LLM verdicts for a text's closest active engrams, when an LLM is configured and conflict checks may use it. */
+async function verdictsFor(context: CliContext, policy: GovernancePolicy, text: string | undefined, project: string | null, id?: number) {
+  if (text === undefined || policy.conflictLlm === 'off') return undefined;
+  const llm = context.llm();
+  if (llm.provider === 'none') return undefined;
+  const verdicts = await llmVerdicts(context.store(), { text, project, ...(id !== undefined ? { id } : {}) }, llm);
+  return verdicts.size ? verdicts : undefined;
+}
+
 /** add, get, list, update, deprecate, delete, pin, unpin. */
 export function registerEngramCommands(program: Command, action: Action): void {
   program
@@ -52,7 +68,15 @@ export function registerEngramCommands(program: Command, action: Action): void {
     .option('--kind <kind>', 'what sort of memory it is', 'lesson')
     .option('--pin', 'pin it: shown at every session start where its prerequisites hold')
     .action(
-      action((context, text: string, flags: AddFlags) => {
+      action(async (context, text: string, flags: AddFlags) => {
+        const policy = context.governance();
+        let project: string | null = null;
+        try {
+          project = normalizeProject(flags.project);
+        } catch {
+          // addEngram reports the bad project name.
+        }
+        const verdicts = await verdictsFor(context, policy, text, project);
         const result = addEngram(
           context.store(),
           {
@@ -68,18 +92,20 @@ export function registerEngramCommands(program: Command, action: Action): void {
             ...(flags.kind ? { kind: flags.kind } : {}),
             pinned: flags.pin ?? false,
           },
-          { now: context.io.now },
+          { now: context.io.now, actor: CLI_USER, policy, ...(verdicts ? { verdicts } : {}) },
         );
         return {
           result,
           pretty: () => {
             const head =
               result.status === 'created'
-                ? 'created'
+                ? result.engram.status === 'active'
+                  ? 'created'
+                  : `created, waiting for review: ${result.engram.status_reason ?? 'pending'}`
                 : result.status === 'revised'
                   ? 'revised (same topic key)'
-                  : `already stored (seen ${result.engram.duplicate_count + 1} times)`;
-            return `${head}\n${renderEngram(result.engram)}${redactionNote(result.redacted)}`;
+                  : `already stored (seen ${result.engram.duplicate_count + 1} times)${result.engram.status !== 'active' ? `; it is ${result.engram.status}` : ''}`;
+            return `${head}\n${renderEngram(result.engram)}${conflictNote(result.conflicts)}${redactionNote(result.redacted)}${undoNote(result.undo_token)}`;
           },
         };
       }),
@@ -99,7 +125,7 @@ export function registerEngramCommands(program: Command, action: Action): void {
 
   program
     .command('list')
-    .description('list engrams (active ones by default)')
+    .description('list engrams (active ones unless --status says otherwise)')
     .option('--category <path>', 'this category and everything below it')
     .option('--tags <list>', 'only engrams that have all of these tags')
     .option('--project <name>', 'only this project')
@@ -109,6 +135,9 @@ export function registerEngramCommands(program: Command, action: Action): void {
     .addOption(new Option('--deprecated', 'only deprecated engrams').conflicts('includeDeprecated'))
     .option('--include-deprecated', 'deprecated engrams too')
     .option('--include-deleted', 'soft-deleted engrams too')
+    .option('--status <list>', 'review states: pending, active, rejected, deprecated (comma-separated) or all')
+    .addOption(new Option('--learned-by <who>', 'only engrams learned this way').choices([...LEARNED_BY]))
+    .option('--code-gone', 'only engrams whose code is gone (liveness)')
     .option('--limit <n>', 'page size (1–10000)', integerOption('--limit', 1), 50)
     .option('--offset <n>', 'skip this many', integerOption('--offset'), 0)
     .action(
@@ -124,11 +153,17 @@ export function registerEngramCommands(program: Command, action: Action): void {
             deprecated?: boolean;
             includeDeprecated?: boolean;
             includeDeleted?: boolean;
+            status?: string;
+            learnedBy?: LearnedBy;
+            codeGone?: boolean;
             limit: number;
             offset: number;
           },
         ) => {
           const page = listEngrams(context.store(), {
+            ...(flags.status !== undefined ? { statuses: parseStatuses(flags.status) } : {}),
+            ...(flags.learnedBy ? { learnedBy: [flags.learnedBy] } : {}),
+            ...(flags.codeGone ? { liveness: ['gone'] as const } : {}),
             ...(flags.category ? { category: flags.category } : {}),
             ...(flags.tags ? { tags: flags.tags } : {}),
             ...(flags.project === false ? { project: null } : flags.project ? { project: flags.project } : {}),
@@ -162,7 +197,7 @@ export function registerEngramCommands(program: Command, action: Action): void {
     .option('--prerequisites <json>', "new prerequisites JSON ('null' clears them)")
     .option('--kind <kind>', 'new kind')
     .action(
-      action((context, id: string, flags: UpdateFlags) => {
+      action(async (context, id: string, flags: UpdateFlags) => {
         const patch: EngramPatch = {
           ...(flags.text !== undefined ? { text: flags.text } : {}),
           ...(flags.title !== undefined ? { title: flags.title === '' ? null : flags.title } : {}),
@@ -179,31 +214,42 @@ export function registerEngramCommands(program: Command, action: Action): void {
             : {}),
           ...(flags.kind !== undefined ? { kind: flags.kind } : {}),
         };
-        const result = updateEngram(context.store(), parseRef(id), patch, { now: context.io.now });
+        const policy = context.governance();
+        const ref = parseRef(id);
+        const current = flags.text !== undefined ? getEngram(context.store(), ref) : undefined;
+        const verdicts = current ? await verdictsFor(context, policy, flags.text, current.project, current.id) : undefined;
+        const result = updateEngram(context.store(), ref, patch, { now: context.io.now, actor: CLI_USER, policy, ...(verdicts ? { verdicts } : {}) });
         return {
           result,
           pretty: () =>
-            `${result.status === 'updated' ? `updated ${result.changed.join(', ')}` : 'nothing changed'}\n${renderEngram(result.engram)}${redactionNote(result.redacted)}`,
+            `${result.status === 'updated' ? `updated ${result.changed.join(', ')}` : 'nothing changed'}${result.engram.status === 'pending' && result.conflicts.length ? ' — it waits for review again' : ''}\n${renderEngram(result.engram)}${conflictNote(result.conflicts)}${redactionNote(result.redacted)}${undoNote(result.undo_token)}`,
         };
       }),
     );
 
   program
     .command('deprecate')
-    .description('keep an engram but never recall it again (undo with --undo)')
+    .description('keep an engram but never recall it again (--undo makes it active again, as engram approve does)')
     .argument('<id>', 'engram id or uid')
     .option('--reason <text>', 'why it is wrong or obsolete')
     .option('--undo', 'make it active again')
     .action(
       action((context, id: string, flags: { reason?: string; undo?: boolean }) => {
+        if (flags.undo) {
+          // Making an engram active is the gate's decision: a person at the command line takes it here.
+          const approved = approveEngrams(context.store(), [parseRef(id)], { now: context.io.now, policy: context.governance(), reason: 'no longer deprecated' });
+          const engram = getEngram(context.store(), parseRef(id));
+          const result = { status: approved.decisions[0]?.action === 'unchanged' ? 'unchanged' : 'updated', engram, undo_token: approved.undo_token };
+          return { result, pretty: () => `${result.status === 'updated' ? 'reactivated' : 'nothing changed'}\n${renderEngram(engram)}${undoNote(result.undo_token)}` };
+        }
         const result = deprecateEngram(context.store(), parseRef(id), {
           ...(flags.reason !== undefined ? { reason: flags.reason } : {}),
-          undo: flags.undo ?? false,
           now: context.io.now,
+          actor: CLI_USER,
         });
         return {
           result,
-          pretty: () => `${result.status === 'updated' ? (flags.undo ? 'reactivated' : 'deprecated') : 'nothing changed'}\n${renderEngram(result.engram)}`,
+          pretty: () => `${result.status === 'updated' ? 'deprecated' : 'nothing changed'}\n${renderEngram(result.engram)}${undoNote(result.undo_token)}`,
         };
       }),
     );
@@ -215,11 +261,11 @@ export function registerEngramCommands(program: Command, action: Action): void {
     .option('--hard', 'remove the row and its learning state for good')
     .action(
       action((context, id: string, flags: { hard?: boolean }) => {
-        const result = deleteEngram(context.store(), parseRef(id), { hard: flags.hard ?? false, now: context.io.now });
+        const result = deleteEngram(context.store(), parseRef(id), { hard: flags.hard ?? false, now: context.io.now, actor: CLI_USER });
         return {
           result,
           pretty: () =>
-            result.changed ? `${result.mode === 'hard' ? 'permanently deleted' : 'deleted'} #${result.id}` : `#${result.id} was already deleted`,
+            `${result.changed ? `${result.mode === 'hard' ? 'permanently deleted' : 'deleted'} #${result.id}` : `#${result.id} was already deleted`}${undoNote(result.undo_token)}`,
         };
       }),
     );
@@ -234,10 +280,10 @@ export function registerEngramCommands(program: Command, action: Action): void {
       .argument('<id>', 'engram id or uid')
       .action(
         action((context, id: string) => {
-          const result = pinEngram(context.store(), parseRef(id), pinned, { now: context.io.now });
+          const result = pinEngram(context.store(), parseRef(id), pinned, { now: context.io.now, actor: CLI_USER });
           return {
             result,
-            pretty: () => `${result.status === 'updated' ? (pinned ? 'pinned' : 'unpinned') : 'nothing changed'}\n${renderEngram(result.engram)}`,
+            pretty: () => `${result.status === 'updated' ? (pinned ? 'pinned' : 'unpinned') : 'nothing changed'}\n${renderEngram(result.engram)}${undoNote(result.undo_token)}`,
           };
         }),
       );

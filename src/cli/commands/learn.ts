@@ -5,8 +5,10 @@ import {
   evaluatePending,
   evaluationStatus,
   extractSessions,
+  momentSource,
   recordFeedback,
   sessionSource,
+  tapesOfSession,
   type EvaluationReport,
   type ExtractionReport,
   type ExtractionSource,
@@ -160,7 +162,25 @@ export function registerLearnCommands(program: Command, action: Action): void {
         }
         const llm = createLlmClient(context.settings(), { store });
         const embedder = (await context.searchEngine().embedder()).embedder;
-        const reports = await extractSessions(store, sources, { llm, embedder, dryRun: flags.dryRun === true, now: context.io.now });
+        const home = context.settings().paths.home;
+        const reports: ExtractionReport[] = [];
+        // One session at a time, each with the moments of its own tapes (when the session was recorded as tapes).
+        for (const source of sources) {
+          const tapes = source.cwd ? tapesOfSession(source.cwd, home, source.sessionId) : [];
+          reports.push(
+            ...(await extractSessions(store, [source], {
+              llm,
+              embedder,
+              dryRun: flags.dryRun === true,
+              now: context.io.now,
+              policy: context.governance(),
+              actor: { by: 'harvest', via: 'cli' },
+              ...(tapes.length
+                ? { provenance: (quote: string, text: string) => momentSource(tapes, quote, text, { sessionId: source.sessionId, cwd: source.cwd }) }
+                : {}),
+            })),
+          );
+        }
         return { result: { llm: llm.describe, reports }, pretty: () => `LLM: ${llm.describe}\n${renderExtractions(reports)}` };
       }),
     );

@@ -27,7 +27,7 @@ import {
   type EvalSetName,
   type EvalSplit,
 } from '../../services/index.js';
-import { integerOption, numberOption, readInputFile } from '../_args.js';
+import { integerOption, numberOption, parseStatuses, readInputFile } from '../_args.js';
 import { progressBar } from '../progress.js';
 import type { Action } from '../program.js';
 
@@ -62,7 +62,8 @@ function renderSearch(response: SearchResponse): string {
   }
   const lines = response.results.map((hit) => {
     const ranks = `bm25 ${hit.ranks.bm25 ?? '–'} · vector ${hit.ranks.vector ?? '–'}${hit.ranks.anchor ? ` · anchor ${hit.ranks.anchor}` : ''}`;
-    return `#${hit.id}  ${hit.score.toFixed(3)}  (${ranks})  [${hit.engram.category}] ${hit.engram.text}`;
+    const state = hit.engram.status === 'active' ? '' : ` (${hit.engram.status})`;
+    return `#${hit.id}  ${hit.score.toFixed(3)}  (${ranks})  [${hit.engram.category}]${state} ${hit.engram.text}`;
   });
   const footer = [
     `${response.results.length} result(s), ${response.mode}${response.model ? ` with ${response.model}` : ''}, ${response.timings.total_ms} ms`,
@@ -101,6 +102,7 @@ export function registerSearchCommands(program: Command, action: Action): void {
     .option('--env-tags <list>', 'environment tags for tag-relevance adjustment')
     .option('--explain', 'say how the results were fused and why the search answered or stayed silent')
     .option('--no-abstain', 'return the nearest results even when the abstain rule finds them weak')
+    .option('--status <list>', 'review states to find (default active): pending, active, rejected, deprecated or all')
     .action(
       action(
         async (
@@ -115,6 +117,7 @@ export function registerSearchCommands(program: Command, action: Action): void {
             envTags?: string;
             explain?: boolean;
             abstain: boolean;
+            status?: string;
           },
         ) => {
           if (flags.topK !== undefined && flags.topK > 100) throw new EngramError('USAGE', '--top-k must be at most 100');
@@ -129,6 +132,7 @@ export function registerSearchCommands(program: Command, action: Action): void {
             ...(flags.category !== undefined ? { category: normalizeCategory(flags.category) } : {}),
             ...(flags.tags !== undefined ? { tags: normalizeTags(flags.tags) } : {}),
             ...(flags.project !== undefined ? { scope: { project: flags.project, includePersonal: true } } : {}),
+            ...(flags.status !== undefined ? { statuses: parseStatuses(flags.status) } : {}),
             environment: {
               os: currentOs(),
               cwd: context.io.cwd,

@@ -1,9 +1,8 @@
-import { closeSync, openSync, renameSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { EngramError } from '../../core/index.js';
-import { embedNewEngrams, exportEngrams, importEngrams, type CatchUpReport } from '../../services/index.js';
-import { readInputFile, readStdin } from '../_args.js';
+import { writeFileAtomicWith } from '../../core/index.js';
+import { CLI_USER, embedNewEngrams, exportEngrams, importEngrams, type CatchUpReport } from '../../services/index.js';
+import { parseStatuses, readInputFile, readStdin } from '../_args.js';
 import { progressBar } from '../progress.js';
 import { renderFields } from '../render.js';
 import type { Action } from '../program.js';
@@ -12,36 +11,26 @@ import type { Action } from '../program.js';
 export function registerTransferCommands(program: Command, action: Action): void {
   program
     .command('export')
-    .description('write every engram with its learning state as JSON lines (stdout, or --output FILE)')
+    .description('write active engrams with their learning state as JSON lines (stdout, or --output FILE); --status all for a backup')
     .option('-o, --output <file>', 'write to this file (atomically) instead of stdout')
     .option('--project <name>', 'only this project')
     .option('--include-deleted', 'include soft-deleted engrams')
+    .option('--status <list>', 'review states to export (default active): pending, active, rejected, deprecated or all')
     .action(
-      action((context, flags: { output?: string; project?: string; includeDeleted?: boolean }) => {
+      action((context, flags: { output?: string; project?: string; includeDeleted?: boolean; status?: string }) => {
         const store = context.store();
         const options = {
           includeDeleted: flags.includeDeleted ?? false,
           ...(flags.project !== undefined ? { project: flags.project } : {}),
+          ...(flags.status !== undefined ? { statuses: parseStatuses(flags.status) } : {}),
         };
         if (!flags.output) {
           exportEngrams(store, (line) => context.io.stdout.write(`${line}\n`), options);
           return { result: undefined, pretty: () => '' };
         }
         const target = resolve(context.io.cwd, flags.output);
-        const temporary = `${target}.${process.pid}.tmp`;
-        let count: number;
-        try {
-          const fd = openSync(temporary, 'w', 0o600);
-          try {
-            ({ count } = exportEngrams(store, (line) => writeSync(fd, `${line}\n`), options));
-          } finally {
-            closeSync(fd);
-          }
-          renameSync(temporary, target);
-        } catch (error) {
-          if (error instanceof EngramError) throw error;
-          throw new EngramError('IO', `could not write ${target}: ${(error as Error).message}`, { cause: error });
-        }
+        // Temp file, fsync, rename: a reader (or a crash) sees the old export or the new one, never half of one.
+        const { count } = writeFileAtomicWith(target, (write) => exportEngrams(store, (line) => write(`${line}\n`), options), { mode: 0o600 });
         const result = { exported: count, file: target };
         return { result, pretty: () => `exported ${count} engrams to ${target}` };
       }),
@@ -63,6 +52,8 @@ export function registerTransferCommands(program: Command, action: Action): void
           report = importEngrams(store, text.split('\n'), {
             dryRun: flags.dryRun ?? false,
             now: context.io.now,
+            actor: CLI_USER,
+            policy: context.governance(),
             onProgress: (done, total) => saving.update(done, total),
           });
         } finally {

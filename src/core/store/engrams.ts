@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Engram, Prerequisites, Scope, Source } from '../engram.js';
+import type { Engram, EngramStatus, LearnedBy, Liveness, Prerequisites, Scope, Source } from '../engram.js';
 import { contentHash } from '../engram.js';
 import { redactDeep, sanitizeText } from '../redact.js';
 import type { Statement } from 'better-sqlite3';
@@ -18,6 +18,7 @@ interface EngramRow {
   prerequisites: string | null;
   source: Source;
   source_sessions: string;
+  session_id: string | null;
   tool_name: string | null;
   occurrence_count: number;
   times_matched: number;
@@ -36,6 +37,18 @@ interface EngramRow {
   updated_at: string;
   last_seen_at: string;
   deleted_at: string | null;
+  status: EngramStatus;
+  status_reason: string | null;
+  learned_by: LearnedBy;
+  tier: number | null;
+  confirmed_at: string | null;
+  liveness: Liveness;
+  liveness_at: string | null;
+}
+
+/** An engram row as read by SQLite, as an engram (JSON columns parsed, flags as booleans). */
+export function engramFromRow(row: unknown): Engram {
+  return fromRow(row as EngramRow);
 }
 
 function fromRow(row: EngramRow): Engram {
@@ -51,6 +64,7 @@ function fromRow(row: EngramRow): Engram {
     prerequisites: row.prerequisites === null ? null : (JSON.parse(row.prerequisites) as Prerequisites),
     source: row.source,
     source_sessions: JSON.parse(row.source_sessions) as string[],
+    session_id: row.session_id,
     tool_name: row.tool_name,
     occurrence_count: row.occurrence_count,
     times_matched: row.times_matched,
@@ -69,6 +83,13 @@ function fromRow(row: EngramRow): Engram {
     updated_at: row.updated_at,
     last_seen_at: row.last_seen_at,
     deleted_at: row.deleted_at,
+    status: row.status,
+    status_reason: row.status_reason,
+    learned_by: row.learned_by,
+    tier: row.tier,
+    confirmed_at: row.confirmed_at,
+    liveness: row.liveness,
+    liveness_at: row.liveness_at,
   };
 }
 
@@ -77,6 +98,7 @@ const sanitize = (value: string): string => sanitizeText(value).text;
 /** Columns that hold identities, hashes, enums or timestamps: never free text, never rewritten. */
 const VERBATIM = new Set<keyof Engram>([
   'uid', 'source', 'scope', 'created_at', 'updated_at', 'last_seen_at', 'last_matched_at', 'deleted_at',
+  'status', 'learned_by', 'confirmed_at', 'liveness', 'liveness_at',
 ]);
 
 /**
@@ -86,8 +108,12 @@ const VERBATIM = new Set<keyof Engram>([
  */
 function toColumns(fields: Partial<Engram>): Record<string, unknown> {
   const columns: Record<string, unknown> = {};
+  // `deprecated` is the status seen through the old flag: the two are written together, the status winning.
+  if (fields.status !== undefined) columns.deprecated = fields.status === 'deprecated' ? 1 : 0;
+  else if (fields.deprecated !== undefined) columns.status = fields.deprecated ? 'deprecated' : 'active';
   for (const [key, value] of Object.entries(fields) as Array<[keyof Engram, unknown]>) {
     if (value === undefined || key === 'content_hash') continue; // the hash is derived from text, never taken as given
+    if (key === 'deprecated' && fields.status !== undefined) continue;
     if (key === 'text') {
       const text = sanitize(value as string);
       columns.text = text;
@@ -107,8 +133,12 @@ function toColumns(fields: Partial<Engram>): Record<string, unknown> {
   return columns;
 }
 
+/** Review columns a new engram may leave to their defaults (active, learned by the user, not about code). */
+type ReviewDefaults = 'status' | 'status_reason' | 'learned_by' | 'tier' | 'confirmed_at' | 'liveness' | 'liveness_at';
+
 /** A new engram: everything but the store-assigned id (which may be requested), uid and hash. */
-export type NewEngram = Omit<Engram, 'id' | 'uid' | 'content_hash'> & { id?: number; uid?: string };
+export type NewEngram = Omit<Engram, 'id' | 'uid' | 'content_hash' | ReviewDefaults> &
+  Partial<Pick<Engram, ReviewDefaults>> & { id?: number; uid?: string };
 
 /** Filters for {@link EngramRepo.list}; all optional and combined with AND. */
 export interface EngramFilter {
@@ -120,8 +150,14 @@ export interface EngramFilter {
   project?: string | null;
   scope?: Scope;
   pinned?: boolean;
-  /** `exclude` (default), `include`, or `only`. */
+  /** `exclude` (default), `include`, or `only`. Ignored when `statuses` is given. */
   deprecated?: 'exclude' | 'include' | 'only';
+  /** Only engrams in one of these review states (the CLI's default is `active`). */
+  statuses?: readonly EngramStatus[];
+  /** Only engrams learned this way. */
+  learnedBy?: readonly LearnedBy[];
+  /** Only engrams whose code is in this liveness state. */
+  liveness?: readonly Liveness[];
   /** Include soft-deleted engrams. @default false */
   includeDeleted?: boolean;
   limit?: number;
@@ -131,13 +167,17 @@ export interface EngramFilter {
 /** What recall needs to decide whether a candidate may be shown and how to adjust its score. */
 export type RecallFields = Pick<
   Engram,
-  'id' | 'category' | 'tags' | 'prerequisites' | 'pinned' | 'deprecated' | 'project' | 'last_seen_at' | 'deleted_at'
+  | 'id' | 'category' | 'tags' | 'prerequisites' | 'pinned' | 'deprecated' | 'project' | 'last_seen_at' | 'deleted_at'
+  | 'kind' | 'status' | 'learned_by' | 'liveness' | 'confirmed_at' | 'last_matched_at' | 'created_at'
 >;
 
 /** Counts for `engram status`. */
 export interface EngramCounts {
   total: number;
+  /** Live and not deprecated (any review state but deprecated). */
   active: number;
+  /** Live engrams per review state. */
+  statuses: Record<EngramStatus, number>;
   deprecated: number;
   deleted: number;
   pinned: number;
@@ -165,10 +205,10 @@ export interface EngramRepo {
   update(id: number, fields: Partial<Omit<Engram, 'id' | 'uid' | 'content_hash'>>): Engram;
   hardDelete(id: number): boolean;
   list(filter?: EngramFilter): { engrams: Engram[]; total: number };
-  /** Live, non-deprecated engrams, most useful first (matched often, matched recently, newest): SessionStart's order. */
+  /** Live, active engrams, most useful first (matched often, matched recently, newest): SessionStart's order. */
   mostUseful(filter: { pinned?: boolean; project?: string }, limit: number): Engram[];
   /** Every engram in id order, for export; lazily read so large stores stream. */
-  iterate(options?: { includeDeleted?: boolean; project?: string | null }): IterableIterator<Engram>;
+  iterate(options?: { includeDeleted?: boolean; project?: string | null; statuses?: readonly EngramStatus[] }): IterableIterator<Engram>;
   counts(): EngramCounts;
 }
 
@@ -200,9 +240,22 @@ export function createEngramRepo(db: Database): EngramRepo {
     const clauses: string[] = [];
     const params: unknown[] = [];
     if (!filter.includeDeleted) clauses.push('deleted_at IS NULL');
-    const deprecated = filter.deprecated ?? 'exclude';
-    if (deprecated === 'exclude') clauses.push('deprecated = 0');
-    if (deprecated === 'only') clauses.push('deprecated = 1');
+    if (filter.statuses !== undefined) {
+      clauses.push('status IN (SELECT value FROM json_each(?))');
+      params.push(JSON.stringify(filter.statuses));
+    } else {
+      const deprecated = filter.deprecated ?? 'exclude';
+      if (deprecated === 'exclude') clauses.push('deprecated = 0');
+      if (deprecated === 'only') clauses.push('deprecated = 1');
+    }
+    if (filter.learnedBy !== undefined) {
+      clauses.push('learned_by IN (SELECT value FROM json_each(?))');
+      params.push(JSON.stringify(filter.learnedBy));
+    }
+    if (filter.liveness !== undefined) {
+      clauses.push('liveness IN (SELECT value FROM json_each(?))');
+      params.push(JSON.stringify(filter.liveness));
+    }
     if (filter.category !== undefined) {
       clauses.push("(category = ? OR category LIKE ? ESCAPE '\\')");
       params.push(filter.category, `${escapeLike(filter.category)}/%`);
@@ -245,7 +298,7 @@ export function createEngramRepo(db: Database): EngramRepo {
     mostUseful(filter, limit) {
       // One statement per filter shape, so SQLite can use the pinned and project indexes (an `? IS NULL OR …`
       // condition would make it scan every engram).
-      const clauses = ['deleted_at IS NULL', 'deprecated = 0'];
+      const clauses = ['deleted_at IS NULL', "status = 'active'"];
       if (filter.pinned !== undefined) clauses.push(`pinned = ${filter.pinned ? 1 : 0}`);
       if (filter.project !== undefined) clauses.push('project = @project');
       return cached(
@@ -265,10 +318,15 @@ export function createEngramRepo(db: Database): EngramRepo {
       if (ids.length === 0) return [];
       return (
         cached(
-          `SELECT id, category, tags, prerequisites, pinned, deprecated, project, last_seen_at, deleted_at
+          `SELECT id, category, tags, prerequisites, pinned, deprecated, project, last_seen_at, deleted_at,
+                  kind, status, learned_by, liveness, confirmed_at, last_matched_at, created_at
              FROM engrams WHERE id IN (SELECT value FROM json_each(?))`,
         ).all(JSON.stringify(ids)) as Array<
-          Pick<EngramRow, 'id' | 'category' | 'tags' | 'prerequisites' | 'pinned' | 'deprecated' | 'project' | 'last_seen_at' | 'deleted_at'>
+          Pick<
+            EngramRow,
+            | 'id' | 'category' | 'tags' | 'prerequisites' | 'pinned' | 'deprecated' | 'project' | 'last_seen_at' | 'deleted_at'
+            | 'kind' | 'status' | 'learned_by' | 'liveness' | 'confirmed_at' | 'last_matched_at' | 'created_at'
+          >
         >
       )
         .map((row) => ({
@@ -281,6 +339,13 @@ export function createEngramRepo(db: Database): EngramRepo {
           project: row.project,
           last_seen_at: row.last_seen_at,
           deleted_at: row.deleted_at,
+          kind: row.kind,
+          status: row.status,
+          learned_by: row.learned_by,
+          liveness: row.liveness,
+          confirmed_at: row.confirmed_at,
+          last_matched_at: row.last_matched_at,
+          created_at: row.created_at,
         }));
     },
     findLiveByHash(hash, project, scope) {
@@ -319,6 +384,7 @@ export function createEngramRepo(db: Database): EngramRepo {
       const { sql, params } = where({
         includeDeleted: options.includeDeleted ?? false,
         deprecated: 'include',
+        ...(options.statuses === undefined ? {} : { statuses: options.statuses }),
         ...(options.project === undefined ? {} : { project: options.project }),
       });
       const page = db.prepare<unknown[], EngramRow>(
@@ -333,6 +399,11 @@ export function createEngramRepo(db: Database): EngramRepo {
       }
     },
     counts() {
+      const statuses = Object.fromEntries(
+        (db.prepare('SELECT status, count(*) AS n FROM engrams WHERE deleted_at IS NULL GROUP BY status').all() as Array<{ status: EngramStatus; n: number }>).map(
+          (row) => [row.status, row.n],
+        ),
+      );
       const row = db
         .prepare(
           `SELECT count(*) AS total,
@@ -346,8 +417,8 @@ export function createEngramRepo(db: Database): EngramRepo {
                   count(DISTINCT CASE WHEN deleted_at IS NULL THEN project END) AS projects
              FROM engrams`,
         )
-        .get() as EngramCounts;
-      return row;
+        .get() as Omit<EngramCounts, 'statuses'>;
+      return { ...row, statuses: { pending: 0, active: 0, rejected: 0, deprecated: 0, ...statuses } };
     },
   };
 }

@@ -13,3 +13,4 @@ export type { ActivityRepo, ShownRecord, ToolEventRecord, SessionAuditRecord, Ju
 export type { JobRepo, Job, JobKind } from './jobs.js';
 export type { LlmUsageRepo, LlmUsageTotals } from './llm-usage.js';
 export type { ExtractionRepo, ExtractionState } from './extractions.js';
+export type { ObservationRepo, ObservationStats, ProjectRename, SessionWithCount } from './observations.js';

@@ -300,6 +300,125 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX session_extractions_status ON session_extractions (status);
     `,
   },
+  {
+    version: 9,
+    name: 'observations',
+    sql: `
+      -- The Go engram's observations are engrams (one store). An observation belongs to the session it was saved in
+      -- (mem_save's default is manual-save-<project>); timeline and context group by it. No foreign key: the column is
+      -- a grouping key, and an import may bring engrams without the sessions they were saved in.
+      ALTER TABLE engrams ADD COLUMN session_id TEXT;
+      CREATE INDEX engrams_session ON engrams (session_id, id) WHERE session_id IS NOT NULL;
+      -- Recent observations (context, /observations/recent) and the dedup window read by creation time.
+      CREATE INDEX engrams_created ON engrams (created_at);
+
+      -- Prompt search (the Go engram's prompts_fts): external-content FTS5 over user_prompts, kept by triggers so no
+      -- writer can forget it.
+      CREATE VIRTUAL TABLE user_prompts_fts USING fts5 (content, project, content = 'user_prompts', content_rowid = 'id');
+      CREATE TRIGGER user_prompts_fts_insert AFTER INSERT ON user_prompts BEGIN
+        INSERT INTO user_prompts_fts (rowid, content, project) VALUES (new.id, new.content, new.project);
+      END;
+      CREATE TRIGGER user_prompts_fts_delete AFTER DELETE ON user_prompts BEGIN
+        INSERT INTO user_prompts_fts (user_prompts_fts, rowid, content, project) VALUES ('delete', old.id, old.content, old.project);
+      END;
+      CREATE TRIGGER user_prompts_fts_update AFTER UPDATE ON user_prompts BEGIN
+        INSERT INTO user_prompts_fts (user_prompts_fts, rowid, content, project) VALUES ('delete', old.id, old.content, old.project);
+        INSERT INTO user_prompts_fts (rowid, content, project) VALUES (new.id, new.content, new.project);
+      END;
+      INSERT INTO user_prompts_fts (user_prompts_fts) VALUES ('rebuild');
+    `,
+  },
+  {
+    version: 10,
+    name: 'governance',
+    sql: `
+      -- Review state of every engram (docs/GOVERNANCE.md). Existing engrams were all shown before review existed:
+      -- they stay active (deprecated ones become status deprecated), confirmed as of their creation.
+      ALTER TABLE engrams ADD COLUMN status TEXT NOT NULL DEFAULT 'active'
+        CHECK (status IN ('pending', 'active', 'rejected', 'deprecated'));
+      ALTER TABLE engrams ADD COLUMN status_reason TEXT;
+      ALTER TABLE engrams ADD COLUMN learned_by TEXT NOT NULL DEFAULT 'user'
+        CHECK (learned_by IN ('user', 'agent', 'harvest', 'import', 'sync'));
+      ALTER TABLE engrams ADD COLUMN tier INTEGER CHECK (tier IS NULL OR tier IN (1, 2, 3));
+      ALTER TABLE engrams ADD COLUMN confirmed_at TEXT;
+      ALTER TABLE engrams ADD COLUMN liveness TEXT NOT NULL DEFAULT 'unknown'
+        CHECK (liveness IN ('unknown', 'alive', 'gone', 'kept'));
+      ALTER TABLE engrams ADD COLUMN liveness_at TEXT;
+      UPDATE engrams SET
+        status = CASE WHEN deprecated = 1 THEN 'deprecated' ELSE 'active' END,
+        status_reason = CASE WHEN deprecated = 1 THEN deprecated_reason END,
+        learned_by = CASE source WHEN 'extracted' THEN 'harvest' WHEN 'import' THEN 'import' ELSE 'user' END,
+        confirmed_at = created_at;
+      CREATE INDEX engrams_status ON engrams (status, deleted_at);
+
+      -- The BM25 index keeps each engram's status to filter inside the search: a status change makes it stale.
+      DROP TRIGGER engrams_search_update;
+      CREATE TRIGGER engrams_search_update
+        AFTER UPDATE OF title, text, category, tags, deprecated, deleted_at, project, scope, status ON engrams
+        BEGIN UPDATE search_state SET generation = generation + 1 WHERE id = 1; END;
+
+      -- One row per mutation, written in the transaction of the change itself; $ENGRAM_HOME/audit.jsonl is the same
+      -- rows appended after commit (and caught up on the next open after a crash). Rows are never changed: an undo is
+      -- a new row that names the one it undid. \`changes\` holds row images [{table, key, before, after}] (null
+      -- before: created; null after: removed); \`hash\` chains each row to the previous one.
+      CREATE TABLE audit_log (
+        seq        INTEGER PRIMARY KEY,
+        token      TEXT    NOT NULL UNIQUE,
+        at         TEXT    NOT NULL,
+        actor      TEXT    NOT NULL CHECK (actor IN ('user', 'agent', 'harvest', 'import', 'sync', 'system')),
+        via        TEXT    NOT NULL,
+        op         TEXT    NOT NULL,
+        engram_ids TEXT    NOT NULL DEFAULT '[]' CHECK (json_valid(engram_ids) AND json_type(engram_ids) = 'array'),
+        reason     TEXT,
+        changes    TEXT    NOT NULL CHECK (json_valid(changes) AND json_type(changes) = 'array'),
+        detail     TEXT    CHECK (detail IS NULL OR json_valid(detail)),
+        undoes     INTEGER REFERENCES audit_log (seq),
+        prev_hash  TEXT    NOT NULL,
+        hash       TEXT    NOT NULL
+      );
+      CREATE UNIQUE INDEX audit_log_undoes ON audit_log (undoes) WHERE undoes IS NOT NULL;
+      -- Which engrams each mutation touched (for \`engram history\`); no foreign key: history outlives a hard delete.
+      CREATE TABLE audit_engrams (
+        engram_id INTEGER NOT NULL,
+        seq       INTEGER NOT NULL REFERENCES audit_log (seq),
+        PRIMARY KEY (engram_id, seq)
+      ) WITHOUT ROWID;
+
+      -- Contradictions found before an engram became active: the newcomer waits in review until a person decides.
+      CREATE TABLE engram_conflicts (
+        id          INTEGER PRIMARY KEY,
+        engram_id   INTEGER NOT NULL REFERENCES engrams (id) ON DELETE CASCADE,
+        other_id    INTEGER NOT NULL REFERENCES engrams (id) ON DELETE CASCADE,
+        method      TEXT    NOT NULL CHECK (method IN ('rules', 'llm')),
+        signal      TEXT    NOT NULL,
+        reason      TEXT    NOT NULL,
+        status      TEXT    NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'resolved')),
+        resolution  TEXT    CHECK (resolution IS NULL OR resolution IN ('superseded', 'kept-both', 'rejected', 'gone')),
+        created_at  TEXT    NOT NULL,
+        resolved_at TEXT,
+        UNIQUE (engram_id, other_id)
+      );
+      CREATE INDEX engram_conflicts_other ON engram_conflicts (other_id);
+      CREATE INDEX engram_conflicts_open ON engram_conflicts (status) WHERE status = 'open';
+
+      -- Where an engram was learned: the session, the tape and the moment (a range of its events), the files touched
+      -- then, and the code spans the engram names (what liveness follows through the tape index).
+      CREATE TABLE engram_sources (
+        id          INTEGER PRIMARY KEY,
+        engram_id   INTEGER NOT NULL REFERENCES engrams (id) ON DELETE CASCADE,
+        session_id  TEXT,
+        tape_id     TEXT,
+        cwd         TEXT,
+        event_from  INTEGER,
+        event_to    INTEGER,
+        quote       TEXT,
+        files       TEXT    NOT NULL DEFAULT '[]' CHECK (json_valid(files) AND json_type(files) = 'array'),
+        spans       TEXT    NOT NULL DEFAULT '[]' CHECK (json_valid(spans) AND json_type(spans) = 'array'),
+        created_at  TEXT    NOT NULL
+      );
+      CREATE INDEX engram_sources_engram ON engram_sources (engram_id);
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -59,6 +59,15 @@ export interface SessionRepo {
   recordTurn(id: string, at: string): void;
   /** Marks the session ended; a later SessionEnd (resume, then end again) overwrites the reason and time. */
   end(id: string, reason: string | null, at: string): void;
+  /**
+   * Creates a session that no hook saw (a Go engram client's `POST /sessions`, `mem_save`'s default session) unless
+   * it exists; an existing session is left as it is. Returns it and whether it was created.
+   */
+  ensure(id: string, fields: { agent?: Agent; project: string | null; cwd: string | null; at: string }): { session: Session; created: boolean };
+  /** Sets (or, with null, clears) a session's summary. */
+  setSummary(id: string, summary: string | null): void;
+  /** Stores a prompt and returns it (no dedup: the Go engram's `POST /prompts`). */
+  addPrompt(prompt: { session_id: string; content: string; project: string | null; at: string }): UserPrompt;
   /** Stores a prompt; the same (session, prompt_key) twice is stored once. Returns false for a repeat. */
   insertPrompt(prompt: { session_id: string; prompt_key: string | null; content: string; project: string | null; at: string }): boolean;
   prompts(sessionId: string): UserPrompt[];
@@ -93,7 +102,26 @@ export function createSessionRepo(db: Database): SessionRepo {
     VALUES (?, ?, ?, ?, ?, ?)
     ON CONFLICT (session_id, prompt_key) DO NOTHING`);
 
+  const ensureStmt = db.prepare(`
+    INSERT INTO sessions (id, agent, project, cwd, started_at, last_activity_at)
+    VALUES (@id, @agent, @project, @cwd, @at, @at)
+    ON CONFLICT (id) DO NOTHING`);
+  const clean = (value: string | null): string | null => (value === null ? null : sanitizeText(value).text);
+
   return {
+    ensure(id, fields) {
+      const info = ensureStmt.run({ id, agent: fields.agent ?? 'unknown', project: clean(fields.project), cwd: clean(fields.cwd), at: fields.at });
+      return { session: getStmt.get(id) as Session, created: info.changes > 0 };
+    },
+    setSummary(id, summary) {
+      db.prepare('UPDATE sessions SET summary = ? WHERE id = ?').run(clean(summary), id);
+    },
+    addPrompt(prompt) {
+      const info = db
+        .prepare('INSERT INTO user_prompts (uid, session_id, prompt_key, content, project, created_at) VALUES (?, ?, NULL, ?, ?, ?)')
+        .run(randomUUID(), prompt.session_id, sanitizeText(prompt.content).text, clean(prompt.project), prompt.at);
+      return db.prepare<[number], UserPrompt>('SELECT * FROM user_prompts WHERE id = ?').get(Number(info.lastInsertRowid)) as UserPrompt;
+    },
     upsert(sighting) {
       // Paths and model names come from hook payloads: sanitised like everything else that is stored.
       const clean = (value: string | null): string | null => (value === null ? null : sanitizeText(value).text);

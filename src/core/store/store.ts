@@ -2,11 +2,12 @@ import { statSync } from 'node:fs';
 import { EngramError } from '../errors.js';
 import { createActivityRepo, type ActivityRepo } from './activity.js';
 import { classifySqliteError, loadVectorExtension, openDatabase, type Database } from './database.js';
-import { createEngramRepo, type EngramRepo } from './engrams.js';
+import { createEngramRepo, engramFromRow, type EngramRepo } from './engrams.js';
 import { createExtractionRepo, type ExtractionRepo } from './extractions.js';
 import { createJobRepo, type JobRepo } from './jobs.js';
 import { createLlmUsageRepo, type LlmUsageRepo } from './llm-usage.js';
 import { migrate, SCHEMA_VERSION, schemaVersion, type MigrationReport } from './migrations.js';
+import { createObservationRepo, type ObservationRepo } from './observations.js';
 import { createSessionRepo, type SessionRepo } from './sessions.js';
 import { createStatsRepo, type StatsRepo } from './stats.js';
 import { createVectorRepo, readSearchState, type SearchState, type VectorRepo } from './vectors.js';
@@ -26,6 +27,8 @@ export interface Store {
   readonly llmUsage: LlmUsageRepo;
   /** How far extraction has read each session's conversation. */
   readonly extractions: ExtractionRepo;
+  /** The Go engram's views: recent rows, dedup window, timeline, sessions with counts, prompt search, stats. */
+  readonly observations: ObservationRepo;
   /** What opening did to the schema. */
   readonly migration: MigrationReport;
   /**
@@ -112,6 +115,7 @@ export function openStore(options: OpenStoreOptions): Store {
     jobs: createJobRepo(db),
     llmUsage: createLlmUsageRepo(db),
     extractions: createExtractionRepo(db),
+    observations: createObservationRepo(db, engramFromRow),
     migration,
     write: (fn) => guard(() => db.transaction(fn).immediate()),
     read: (fn) => guard(() => db.transaction(fn).deferred()),

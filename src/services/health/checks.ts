@@ -13,6 +13,7 @@ import {
 import { checkInstall, readBootstrapState } from '../../../scripts/install-state.mjs';
 import { embeddingStatus } from '../recall/index.js';
 import { checkClaude, checkCodex } from './agents.js';
+import { checkClaudeMcp, checkCodexMcp, checkMcpStarts } from './mcp.js';
 
 /** One line of `engram doctor`. */
 export interface Check {
@@ -209,6 +210,9 @@ export function runDoctor(env: EngramEnv, options: DoctorOptions): DoctorReport 
     checks.push(attempt('embeddings', () => checkEmbeddings(current)));
     checks.push(attempt('claude', () => checkClaude(env, options)));
     checks.push(attempt('codex', () => checkCodex(env, options)));
+    checks.push(attempt('claude_mcp', () => checkClaudeMcp(env, options)));
+    checks.push(attempt('codex_mcp', () => checkCodexMcp(env, options)));
+    checks.push(attempt('mcp_server', () => checkMcpStarts(env, options)));
     checks.push(attempt('hook_errors', () => checkHookErrors(current, (options.now ?? (() => new Date()))())));
   }
   const status = checks.some((c) => c.status === 'error')

@@ -7,3 +7,4 @@ export { renderBlock, renderItem, BLOCK_OPEN, BLOCK_CLOSE } from './render.js';
 export type { RenderedBlock } from './render.js';
 export { sessionStartPicks } from './session-start.js';
 export { INJECT } from './tuning.js';
+export { workEnvironment } from './environment.js';

@@ -1,6 +1,7 @@
 import type { Agent, Store } from '../../core/index.js';
 import { ensureSession } from '../capture/activity.js';
 import type { SessionContext } from '../capture/sessions.js';
+import { freshness, governancePolicy, type GovernancePolicy } from '../governance/index.js';
 import type { SearchEnvironment, SearchMode, SearchRequest, SearchResponse } from '../recall/index.js';
 // The single module, not the knowledge barrel: hooks load the knowledge docs' reader only where a repository has them.
 import { briefingForSession } from '../knowledge/session-start.js';
@@ -29,6 +30,8 @@ export interface InjectDeps {
   answeredBy: string;
   limits: InjectLimits;
   now(): Date;
+  /** config.json `governance`: each kind's decay, for leaving stale engrams out. @default the built-in policy */
+  governance?: GovernancePolicy;
 }
 
 /** The environment a hook runs in, as injection needs it. */
@@ -121,7 +124,7 @@ export async function injectAtSessionStart(deps: InjectDeps, session: SessionCon
   const budget = budgetLeft(store, session.sessionId, deps.limits, deps.limits.sessionStartChars);
   // A resumed session still has the briefing it started with; a new, cleared or compacted context does not.
   const briefing = source === 'resume' ? null : await briefingBlock(env, Math.floor(budget / 2));
-  const picks = sessionStartPicks(store, env);
+  const picks = sessionStartPicks(store, env, freshness(deps.governance ?? governancePolicy(), deps.now()));
   const shown = store.activity.shownInContext(session.sessionId);
   const fresh = picks.filter((pick) => !shown.has(pick.engram.id));
   const where = env.repo ? ` and for ${env.repo}` : '';
@@ -168,6 +171,9 @@ export async function injectForQuery(
     topK: INJECT.candidates,
     environment: env,
     scope: { project: env.repo ?? '', includePersonal: true },
+    // Only what may be injected: active, fresh or pinned, code not gone (services/governance `injectable`).
+    statuses: ['active'],
+    injection: freshness(deps.governance ?? governancePolicy(), deps.now()),
   });
   if (response.abstained || response.results.length === 0) return null;
   const chosen = chooseHits(response.results, request.query, {

@@ -1,4 +1,5 @@
 import type { Engram, Store } from '../../core/index.js';
+import { freshness, governancePolicy, type Freshness } from '../governance/index.js';
 import { learnedRelevance, passesGates, type SearchEnvironment } from '../recall/index.js';
 import { INJECT } from './tuning.js';
 
@@ -13,9 +14,10 @@ export interface SessionStartPick {
  * whose learned relevance in this environment's tags is not clearly negative, then the project's most useful
  * engrams. Both lists pass the same gates as search; personal engrams of other projects never appear.
  */
-export function sessionStartPicks(store: Store, env: SearchEnvironment): SessionStartPick[] {
+export function sessionStartPicks(store: Store, env: SearchEnvironment, fresh: Freshness = freshness(governancePolicy(), new Date())): SessionStartPick[] {
   const scope = { project: env.repo ?? '', includePersonal: true };
-  const visible = (engram: Engram): boolean => passesGates(engram, { scope }, env);
+  // Active only, and injectable: stale engrams only when pinned, never one whose code is gone.
+  const visible = (engram: Engram): boolean => passesGates(engram, { scope, statuses: ['active'], injection: fresh }, env);
   // Read a few more than are shown: gates drop some (another OS, a missing MCP server).
   // A pin the system made for a tag subset (services/learn) holds where those tags are: its tags are a condition.
   const tagsHold = (engram: Engram): boolean =>

@@ -1,6 +1,9 @@
 import { existsSync } from 'node:fs';
 import { isEngramError, type Embedder, type EngramEnv, type Job, type JobKind, type LlmClient, type Logger, type Session, type Store } from '../../core/index.js';
+import { syncJournal, type GovernancePolicy } from '../governance/index.js';
 import { evaluateSession, extractSession, sessionSource } from '../learn/index.js';
+import { contextFilesOf, syncContext } from '../context/index.js';
+import { checkLiveness, loadTapes, momentSource } from '../provenance/index.js';
 import { ingestSessions, subagentTranscripts } from '../tape/index.js';
 
 /** What a job handler may use: the store, and the warm server's ability to embed what lacks vectors. */
@@ -25,6 +28,8 @@ export interface JobContext {
    * compressing a large transcript never holds up the hooks it answers; without it, ingest runs in this process.
    */
   recordFile?: (cwd: string, file: string) => Promise<RecordedSources>;
+  /** config.json `governance`: whether extracted lessons wait for review (tiers, autopromote). @default built-in */
+  governance?: GovernancePolicy;
 }
 
 /** What recording one transcript reported, per source (ingest's report, reduced). */
@@ -51,6 +56,8 @@ const sessionEnd: JobHandler = async (job, context) => {
   let evaluation: string | null = null;
   let extraction: Record<string, unknown> | null = null;
   let tapes: string[] = [];
+  let liveness: Record<string, unknown> | null = null;
+  let contextFiles: string[] | null = null;
   if (session) {
     store.write(() =>
       store.activity.audit({ session_id: session.id, env_tags: [], repo: session.project, transcript_path: session.transcript_path, at }),
@@ -60,9 +67,13 @@ const sessionEnd: JobHandler = async (job, context) => {
     evaluation = report.outcome;
     if (report.outcome === 'failed') context.log.warn('evaluation failed; it is retried with the next job run', { session: session.id, error: report.error });
     extraction = await extractAfterSession(context, session.id, tapes);
+    liveness = livenessAfterSession(context, session);
+    contextFiles = contextAfterSession(context, session);
   }
   const embedded = context.embedPending ? await context.embedPending() : 0;
-  return { session: session?.id ?? null, shown: session ? store.activity.shown(session.id).length : 0, tapes, evaluation, extraction, embedded };
+  // Audit rows written inside the evaluator's transactions (automatic pins) reach audit.jsonl now.
+  syncJournal(store);
+  return { session: session?.id ?? null, shown: session ? store.activity.shown(session.id).length : 0, tapes, evaluation, extraction, liveness, context_files: contextFiles, embedded };
 };
 
 /**
@@ -96,7 +107,18 @@ async function extractAfterSession(context: JobContext, sessionId: string, tapes
   try {
     const source = sessionSource(context.store, sessionId, context.describeEnvironment);
     if (!source) return null;
-    const report = await extractSession(context.store, { ...source, tapes }, { llm: context.llm ?? null, embedder: context.embedder ?? null, now: context.now, log: context.log });
+    // The moment each lesson was learned, found in the tapes just recorded (its quote, the exchange, the files then).
+    const home = context.env?.home;
+    const cwd = source.cwd;
+    const recorded = home && cwd ? loadTapes(cwd, home, tapes) : [];
+    const report = await extractSession(context.store, { ...source, tapes }, {
+      llm: context.llm ?? null,
+      embedder: context.embedder ?? null,
+      now: context.now,
+      log: context.log,
+      ...(context.governance ? { policy: context.governance } : {}),
+      ...(recorded.length ? { provenance: (quote: string, text: string) => momentSource(recorded, quote, text, { sessionId, cwd }) } : {}),
+    });
     if (report.outcome === 'failed') context.log.warn('extraction failed; the next run continues where it stopped', { session: sessionId, error: report.error });
     return {
       outcome: report.outcome,
@@ -107,6 +129,39 @@ async function extractAfterSession(context: JobContext, sessionId: string, tapes
   } catch (error) {
     context.log.warn('extraction could not run', { session: sessionId, error: isEngramError(error) ? error.message : String(error) });
     return { outcome: 'failed' };
+  }
+}
+
+/**
+ * After a session's tapes are recorded: engrams naming code in its repository are checked against the tape index, so
+ * one whose code this session deleted leaves injection now. Logged, never fails the job.
+ */
+function livenessAfterSession(context: JobContext, session: Session): Record<string, unknown> | null {
+  if (!context.env || context.recordTapes === false || !session.cwd || !existsSync(session.cwd)) return null;
+  try {
+    const report = checkLiveness(context.store, { home: context.env.home, cwd: session.cwd, now: context.now, actor: { by: 'system', via: 'job' } });
+    return { checked: report.checked, gone: report.gone.map((item) => item.id), revived: report.revived };
+  } catch (error) {
+    context.log.warn('liveness check failed', { session: session.id, error: isEngramError(error) ? error.message : String(error) });
+    return null;
+  }
+}
+
+/** Context files the session's repository opted into (`engram context sync --file`) are brought up to date. */
+function contextAfterSession(context: JobContext, session: Session): string[] | null {
+  if (!context.env || !session.cwd || !existsSync(session.cwd) || contextFilesOf(context.env.home, session.cwd).length === 0) return null;
+  try {
+    const report = syncContext(context.store, {
+      home: context.env.home,
+      cwd: session.cwd,
+      now: context.now,
+      actor: { by: 'system', via: 'job' },
+      ...(context.governance ? { policy: context.governance } : {}),
+    });
+    return report.files.filter((file) => file.status === 'written').map((file) => file.file);
+  } catch (error) {
+    context.log.warn('context files not refreshed', { session: session.id, error: isEngramError(error) ? error.message : String(error) });
+    return null;
   }
 }
 

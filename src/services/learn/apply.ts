@@ -1,4 +1,5 @@
 import { EngramError, normalizeProject, normalizeTags, type Store } from '../../core/index.js';
+import { ChangeSet, syncJournal, writeAuditEntry } from '../governance/index.js';
 import { resolveEngram } from '../memory/index.js';
 import { checkScore, nextRelevance } from './ema.js';
 import { LEARNING, type JudgementSource } from './constants.js';
@@ -66,7 +67,7 @@ export function applyJudgement(store: Store, judgement: Judgement): JudgementRes
   const repo = normalizeProject(judgement.repo ?? null);
   const at = instant(judgement.at);
 
-  return store.write(() => {
+  const result = store.write(() => {
     const engram = resolveEngram(store, judgement.engramId);
     const before = store.stats.get(engram.id);
     const matched = score > 0;
@@ -84,6 +85,9 @@ export function applyJudgement(store: Store, judgement: Judgement): JudgementRes
     }
 
     const pin = decidePin(engram, before, store.stats.get(engram.id));
+    // A pin Engram sets or clears by itself is a change like a person's: audited (actor system), so it can be undone.
+    const changes = new ChangeSet(store.db);
+    if (pin) changes.engram(engram.id);
     if (pin?.action === 'pinned') {
       store.engrams.update(engram.id, {
         pinned: true,
@@ -94,6 +98,11 @@ export function applyJudgement(store: Store, judgement: Judgement): JudgementRes
     } else if (pin?.action === 'unpinned') {
       store.engrams.update(engram.id, { pinned: false, auto_pinned: false, updated_at: at });
     }
+    if (pin) {
+      writeAuditEntry(store, { actor: { by: 'system', via: judgement.source === 'feedback' ? 'api' : 'job' }, op: pin.action === 'pinned' ? 'auto-pin' : 'auto-unpin', reason: `${pin.reason}: ${pin.detail}` }, changes.finish(), [], at);
+    }
     return { engram_id: engram.id, tags, repo, weight, matched, relevance, pin };
   });
+  if (result.pin && !store.db.inTransaction) syncJournal(store);
+  return result;
 }

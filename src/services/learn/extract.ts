@@ -10,6 +10,7 @@ import {
   type Store,
   type Transcript,
 } from '../../core/index.js';
+import { audited, governancePolicy, llmVerdicts, recordSources, syncJournal, type Actor, type EngramSource, type GovernancePolicy } from '../governance/index.js';
 import { prepareDraft, storeDraft } from '../memory/index.js';
 import { conversationChunks, conversationLines, CONVERSATION } from './conversation.js';
 import { LessonIndex, type DuplicateMatch } from './extract-dedup.js';
@@ -84,10 +85,32 @@ export interface LessonOutcome {
   /** `created` (new engram), `merged` (into a duplicate), `would-create` / `would-merge` (dry run). */
   action: 'created' | 'merged' | 'would-create' | 'would-merge';
   engram_id: number | null;
+  /** The review state it was stored in (`pending` unless its tier and autopromote let it be active), null in a dry run. */
+  status: 'pending' | 'active' | 'rejected' | 'deprecated' | null;
+  /** Where in the session's tape it was learned, when a tape of the session was given. */
+  source: EngramSource | null;
   duplicate: DuplicateMatch | null;
   project: string | null;
   prerequisites: Record<string, string[]> | null;
   evidence: string;
+}
+
+/** Who extraction writes as: the harvest of a session, by the background job unless said otherwise. */
+const HARVEST: Actor = { by: 'harvest', via: 'job' };
+
+/** Options of {@link extractSession}. */
+export interface ExtractOptions {
+  llm: LlmClient | null;
+  embedder?: Embedder | null;
+  dryRun?: boolean;
+  now?: () => Date;
+  log?: Logger;
+  /** config.json `governance`: tiers and autopromote decide whether a lesson waits for review. @default built-in */
+  policy?: GovernancePolicy;
+  /** Finds the moment a lesson was learned (its quote in the session's tapes): services/provenance momentSource. */
+  provenance?: (quote: string, text: string) => EngramSource | null;
+  /** @default harvest by the job */
+  actor?: Actor;
 }
 
 /** What extracting one session did. */
@@ -176,7 +199,7 @@ function prompt(source: ExtractionSource, chunk: string, instructions: string): 
 export async function extractSession(
   store: Store,
   source: ExtractionSource,
-  options: { llm: LlmClient | null; embedder?: Embedder | null; dryRun?: boolean; now?: () => Date; log?: Logger },
+  options: ExtractOptions,
 ): Promise<ExtractionReport> {
   const now = options.now ?? (() => new Date());
   const dryRun = options.dryRun ?? false;
@@ -258,7 +281,19 @@ export async function extractSession(
     report.rejected.push(...parsed.rejected);
     const kept = parsed.lessons.slice(0, EXTRACTION.maxLessonsPerChunk);
     for (const extra of parsed.lessons.slice(EXTRACTION.maxLessonsPerChunk)) report.rejected.push({ text: extra.text, reason: 'over the per-chunk limit' });
-    for (const lesson of kept) report.lessons.push(await keepLesson(store, index, source, lesson, { dryRun, at: now().toISOString(), embedder: options.embedder ?? null }));
+    for (const lesson of kept) {
+      report.lessons.push(
+        await keepLesson(store, index, source, lesson, {
+          dryRun,
+          at: now().toISOString(),
+          embedder: options.embedder ?? null,
+          llm,
+          policy: options.policy ?? governancePolicy(),
+          actor: options.actor ?? HARVEST,
+          ...(options.provenance ? { provenance: options.provenance } : {}),
+        }),
+      );
+    }
     done = chunk.end;
     if (!dryRun) {
       store.write(() => store.extractions.finish(source.sessionId, { status: 'running', lines_done: done, created: 0, merged: 0, rejected: 0, error: null }, now().toISOString()));
@@ -267,18 +302,31 @@ export async function extractSession(
   return finish('completed', null);
 }
 
-/** Stores one lesson: merged into its duplicate, or created (its vector stored too, so later dedup and search see it). */
+/**
+ * Stores one lesson: merged into its duplicate, or created (its vector stored too, so later dedup and search see it)
+ * with the status review gives it — pending unless its tier allows autopromotion and nothing active contradicts it —
+ * and the moment it was learned. Each is one audited operation by `harvest`.
+ */
 async function keepLesson(
   store: Store,
   index: LessonIndex,
   source: ExtractionSource,
   lesson: ProposedLesson,
-  options: { dryRun: boolean; at: string; embedder: Embedder | null },
+  options: {
+    dryRun: boolean;
+    at: string;
+    embedder: Embedder | null;
+    llm: LlmClient | null;
+    policy: GovernancePolicy;
+    actor: Actor;
+    provenance?: (quote: string, text: string) => EngramSource | null;
+  },
 ): Promise<LessonOutcome> {
   const project = lesson.scope === 'project' ? source.repo : null;
   const prerequisites = inferPrerequisites(lesson.text, source.mcpServers);
   const vector = await index.vector(lesson.text);
   const duplicate = index.duplicateOf(lesson.text, project, vector);
+  const moment = options.provenance?.(lesson.evidence, lesson.text) ?? null;
   const outcome: LessonOutcome = {
     text: lesson.text,
     category: lesson.category,
@@ -286,6 +334,8 @@ async function keepLesson(
     kind: lesson.kind,
     action: duplicate ? 'would-merge' : 'would-create',
     engram_id: duplicate?.id ?? null,
+    status: null,
+    source: moment,
     duplicate,
     project,
     prerequisites,
@@ -297,22 +347,32 @@ async function keepLesson(
   }
   if (duplicate && duplicate.id !== null) {
     const id = duplicate.id;
-    store.write(() => {
-      const existing = store.engrams.get(id);
-      if (!existing || existing.source_sessions.includes(source.sessionId)) return; // This session already counted.
-      store.engrams.update(id, {
-        occurrence_count: existing.occurrence_count + 1,
-        source_sessions: [...existing.source_sessions, source.sessionId],
-        tags: [...new Set([...existing.tags, ...lesson.tags])].sort(),
-        last_seen_at: options.at,
-      });
-    });
-    return { ...outcome, action: 'merged' };
+    const { result, entry } = audited(
+      store,
+      { actor: options.actor, op: 'merge', reason: `found again in session ${source.sessionId}` },
+      (changes) => {
+        const existing = store.engrams.get(id);
+        if (!existing || existing.source_sessions.includes(source.sessionId)) return existing?.status ?? null; // This session already counted.
+        changes.engram(id);
+        // A lesson found again never changes the status of what it restates: a rejected one stays rejected.
+        const merged = store.engrams.update(id, {
+          occurrence_count: existing.occurrence_count + 1,
+          source_sessions: [...existing.source_sessions, source.sessionId],
+          tags: [...new Set([...existing.tags, ...lesson.tags])].sort(),
+          last_seen_at: options.at,
+        });
+        if (moment) recordSources(store, changes, id, [moment], options.at);
+        return merged.status;
+      },
+      options.at,
+    );
+    if (entry) syncJournal(store);
+    return { ...outcome, action: 'merged', status: result };
   }
   const draft = prepareDraft({
     text: lesson.text,
     content: `Learned from session ${source.sessionId}${source.tapes?.length ? ` (tape ${source.tapes.map((tape) => tape.slice(0, 16)).join(', ')})` : ''} (${lesson.kind}). Evidence: "${lesson.evidence}"`,
-    kind: 'lesson',
+    kind: lesson.kind,
     category: lesson.category,
     tags: lesson.tags,
     prerequisites,
@@ -320,15 +380,33 @@ async function keepLesson(
     source_sessions: [source.sessionId],
     project,
   });
+  // Contradictions with what is active: the LLM is asked about the closest pairs before the write (when configured).
+  const verdicts = options.policy.conflictLlm === 'off' ? undefined : await llmVerdicts(store, { text: draft.text, project }, options.llm, { sessionId: source.sessionId });
   // Without a vector space (no embedder, no vector extension) the engram is embedded later like any other.
   const space = vector ? index.space() : null;
-  const stored = store.write(() => {
-    const result = storeDraft(store, draft, options.at, 'count');
-    if (space && vector && result.status === 'created') store.vectors().put(space, result.engram.id, result.engram.content_hash, vector, options.at);
-    return result;
-  });
+  const { result: stored, entry } = audited(
+    store,
+    (result: ReturnType<typeof storeDraft>) => ({
+      actor: options.actor,
+      op: result.status === 'created' ? 'add' : result.status === 'revised' ? 'revise' : 'restate',
+      reason: result.engram.status === 'pending' ? result.engram.status_reason : null,
+    }),
+    (changes) => {
+      const result = storeDraft(store, draft, options.at, 'count', {
+        changes,
+        learnedBy: 'harvest',
+        policy: options.policy,
+        ...(verdicts?.size ? { verdicts } : {}),
+        ...(moment ? { sources: [moment] } : {}),
+      });
+      if (space && vector && result.status === 'created') store.vectors().put(space, result.engram.id, result.engram.content_hash, vector, options.at);
+      return result;
+    },
+    options.at,
+  );
+  if (entry) syncJournal(store);
   index.remember(stored.engram.id, lesson.text, project, vector);
-  return { ...outcome, action: stored.status === 'created' ? 'created' : 'merged', engram_id: stored.engram.id };
+  return { ...outcome, action: stored.status === 'created' ? 'created' : 'merged', engram_id: stored.engram.id, status: stored.engram.status };
 }
 
 /** A session the hooks recorded, as an extraction source; null when it has no transcript on record. */
@@ -355,7 +433,7 @@ export function sessionSource(
 export async function extractSessions(
   store: Store,
   sources: readonly ExtractionSource[],
-  options: { llm: LlmClient | null; embedder?: Embedder | null; dryRun?: boolean; now?: () => Date; log?: Logger },
+  options: ExtractOptions,
 ): Promise<ExtractionReport[]> {
   const reports: ExtractionReport[] = [];
   for (const source of sources) {

@@ -15,6 +15,6 @@ export type { FeedbackOptions, FeedbackResult } from './feedback.js';
 export { evaluateSession, evaluatePending, evaluationStatus, scoreFromAnswer, EVALUATION } from './evaluate.js';
 export type { EvaluationReport } from './evaluate.js';
 export { extractSession, extractSessions, sessionSource, inferPrerequisites } from './extract.js';
-export type { ExtractionReport, ExtractionSource, LessonOutcome } from './extract.js';
+export type { ExtractionReport, ExtractionSource, LessonOutcome, ExtractOptions } from './extract.js';
 export { parseExtraction } from './extract-parse.js';
 export { wordOverlap, contentWords } from './extract-dedup.js';

@@ -1,4 +1,22 @@
-import { contentHash, type Engram, type RedactionKind, type Store } from '../../core/index.js';
+import { contentHash, type Engram, type LearnedBy, type RedactionKind, type Store } from '../../core/index.js';
+import {
+  admit,
+  API_USER,
+  audited,
+  classifyTier,
+  findConflicts,
+  governancePolicy,
+  ChangeSet,
+  PERSON_LEARNED,
+  recordConflicts,
+  recordSources,
+  syncJournal,
+  type Actor,
+  type EngramSource,
+  type FoundConflict,
+  type GovernancePolicy,
+  type PrecomputedVerdicts,
+} from '../governance/index.js';
 import { prepareDraft, type EngramDraft, type PreparedDraft } from './draft.js';
 
 /** What adding did. */
@@ -12,12 +30,25 @@ export type AddStatus =
   /** The same text already existed and the caller asked for duplicates to be left alone (import). */
   | 'skipped';
 
+/** A conflict as results show it: the other engram and why. */
+export interface ConflictSummary {
+  other_id: number;
+  other_text: string;
+  signal: string | null;
+  method: 'rules' | 'llm';
+  reason: string;
+}
+
 /** Result of {@link addEngram}. */
 export interface AddResult {
   status: AddStatus;
   engram: Engram;
   /** Kinds of secret or private content removed before storing. */
   redacted: RedactionKind[];
+  /** Active engrams it contradicts (it then waits in review: `engram.status` is `pending`). */
+  conflicts: ConflictSummary[];
+  /** `engram undo <token>` reverses this add; null when nothing changed. */
+  undo_token: string | null;
 }
 
 /** Options for {@link addEngram}. */
@@ -26,19 +57,80 @@ export interface AddOptions {
   now?: () => Date;
   /** `count` bumps the duplicate counter (a person or agent re-stating a lesson); `skip` leaves it (re-import). @default "count" */
   onDuplicate?: 'count' | 'skip';
+  /**
+   * Who adds it (docs/GOVERNANCE.md): a person's add (`user`, the default) is active at once unless it contradicts an
+   * active engram; the agent's (MCP), extraction's and sync's follow the risk tiers.
+   */
+  actor?: Actor;
+  /** config.json `governance` (tiers, autopromote). @default the built-in policy */
+  policy?: GovernancePolicy;
+  /** LLM conflict verdicts computed before the write ({@link llmVerdicts}); the rules decide the other pairs. */
+  verdicts?: PrecomputedVerdicts;
+  /** Where it was learned (extraction): stored beside a new engram. */
+  sources?: readonly EngramSource[];
+}
+
+/** What {@link storeDraft} needs beyond the draft. */
+export interface StoreContext {
+  changes: ChangeSet;
+  learnedBy: LearnedBy;
+  policy: GovernancePolicy;
+  verdicts?: PrecomputedVerdicts;
+  sources?: readonly EngramSource[];
 }
 
 const union = (a: readonly string[], b: readonly string[]): string[] => [...new Set([...a, ...b])];
 
+/** What an actor's engrams are recorded as having been learned by. */
+export function learnedByOf(actor: Actor): LearnedBy {
+  return actor.by === 'system' ? 'user' : actor.by;
+}
+
+export const summarize = (conflicts: readonly FoundConflict[]): ConflictSummary[] =>
+  conflicts.map((conflict) => ({ other_id: conflict.other_id, other_text: conflict.other_text, signal: conflict.signal, method: conflict.method, reason: conflict.reason }));
+
+/**
+ * Review after a change of text to an engram that is already stored: its tier is recomputed, and an active engram
+ * whose new text contradicts another active one — or that the actor may not make active by itself — goes back to
+ * review. A change of text never raises a status: only a person does that (services/gate).
+ */
+export function reassess(
+  store: Store,
+  context: Omit<StoreContext, 'sources'>,
+  engram: Pick<Engram, 'id' | 'kind' | 'status' | 'project'>,
+  text: string,
+  at: string,
+  kind: string = engram.kind,
+): { fields: Partial<Engram>; conflicts: FoundConflict[] } {
+  const tier = classifyTier(kind, text, context.policy);
+  if (engram.status !== 'active') return { fields: { tier: tier.tier }, conflicts: [] };
+  const conflicts = findConflicts(store, { text, project: engram.project, id: engram.id }, context.verdicts);
+  const admission = admit({ learnedBy: context.learnedBy, tier, conflicts, policy: context.policy });
+  recordConflicts(store, context.changes, engram.id, conflicts, at);
+  if (admission.status === 'pending') return { fields: { tier: tier.tier, status: 'pending', status_reason: admission.reason }, conflicts };
+  return { fields: { tier: tier.tier }, conflicts };
+}
+
 /**
  * Stores the prepared draft inside an open write transaction: topic upsert first (same topic key → revise in
- * place), then exact-duplicate detection on the normalised content hash, then insert.
+ * place), then exact-duplicate detection on the normalised content hash, then insert with the status review gives it
+ * (services/governance `admit`): tier, conflicts with active engrams, who learned it. The caller writes the audit
+ * row from `context.changes`; without a context (benchmark fixtures only) the rows are a person's adds and no audit
+ * row is written.
  */
-export function storeDraft(store: Store, draft: PreparedDraft, at: string, onDuplicate: 'count' | 'skip'): Omit<AddResult, 'redacted'> {
+export function storeDraft(
+  store: Store,
+  draft: PreparedDraft,
+  at: string,
+  onDuplicate: 'count' | 'skip',
+  context: StoreContext = { changes: new ChangeSet(store.db), learnedBy: 'user', policy: governancePolicy() },
+): Omit<AddResult, 'redacted' | 'undo_token'> {
   const { redacted: _redacted, ...fields } = draft;
   if (draft.topic_key !== null) {
     const existing = store.engrams.findLiveByTopic(draft.topic_key, draft.project, draft.scope);
     if (existing) {
+      context.changes.engram(existing.id);
+      const review = reassess(store, context, existing, draft.text, at, draft.kind);
       const engram = store.engrams.update(existing.id, {
         text: draft.text,
         title: draft.title ?? existing.title,
@@ -49,21 +141,30 @@ export function storeDraft(store: Store, draft: PreparedDraft, at: string, onDup
         revision_count: existing.revision_count + 1,
         updated_at: at,
         last_seen_at: at,
+        ...review.fields,
       });
-      return { status: 'revised', engram };
+      if (context.sources?.length) recordSources(store, context.changes, engram.id, context.sources, at);
+      return { status: 'revised', engram, conflicts: summarize(review.conflicts) };
     }
   }
   const duplicate = store.engrams.findLiveByHash(contentHash(draft.text), draft.project, draft.scope);
   if (duplicate) {
-    if (onDuplicate === 'skip') return { status: 'skipped', engram: duplicate };
+    // A duplicate never changes the status of what it duplicates: re-stating a lesson that waits for review, or that a
+    // person rejected, does not make it active.
+    if (onDuplicate === 'skip') return { status: 'skipped', engram: duplicate, conflicts: [] };
+    context.changes.engram(duplicate.id);
     const engram = store.engrams.update(duplicate.id, {
       duplicate_count: duplicate.duplicate_count + 1,
       tags: union(duplicate.tags, draft.tags).sort(),
       source_sessions: union(duplicate.source_sessions, draft.source_sessions),
       last_seen_at: at,
     });
-    return { status: 'duplicate', engram };
+    if (context.sources?.length) recordSources(store, context.changes, engram.id, context.sources, at);
+    return { status: 'duplicate', engram, conflicts: [] };
   }
+  const tier = classifyTier(draft.kind, draft.text, context.policy);
+  const conflicts = findConflicts(store, { text: draft.text, project: draft.project }, context.verdicts);
+  const admission = admit({ learnedBy: context.learnedBy, tier, conflicts, policy: context.policy });
   const engram = store.engrams.insert({
     ...fields,
     auto_pinned: false,
@@ -78,14 +179,45 @@ export function storeDraft(store: Store, draft: PreparedDraft, at: string, onDup
     updated_at: at,
     last_seen_at: at,
     deleted_at: null,
+    status: admission.status,
+    status_reason: admission.reason,
+    learned_by: context.learnedBy,
+    tier: tier.tier,
+    // A person's own add is their confirmation; anything else is confirmed when a person approves it.
+    confirmed_at: admission.status === 'active' && PERSON_LEARNED.includes(context.learnedBy) ? at : null,
   });
-  return { status: 'created', engram };
+  context.changes.created('engrams', { id: engram.id });
+  recordConflicts(store, context.changes, engram.id, conflicts, at);
+  if (context.sources?.length) recordSources(store, context.changes, engram.id, context.sources, at);
+  return { status: 'created', engram, conflicts: summarize(conflicts) };
 }
 
-/** Adds an engram (see {@link storeDraft} for duplicate handling); secrets are removed before anything is written. */
+/**
+ * Adds an engram (see {@link storeDraft} for duplicates and review); secrets are removed before anything is written.
+ * The change and its audit row are one transaction; the audit journal is appended after commit.
+ */
 export function addEngram(store: Store, draft: EngramDraft, options: AddOptions = {}): AddResult {
   const prepared = prepareDraft(draft);
   const at = (options.now ?? (() => new Date()))().toISOString();
-  const result = store.write(() => storeDraft(store, prepared, at, options.onDuplicate ?? 'count'));
-  return { ...result, redacted: prepared.redacted };
+  const actor = options.actor ?? API_USER;
+  const { result, entry } = audited(
+    store,
+    (outcome: Omit<AddResult, 'redacted' | 'undo_token'>) => ({
+      actor,
+      op: outcome.status === 'revised' ? 'revise' : outcome.status === 'duplicate' ? 'restate' : 'add',
+      reason: outcome.engram.status === 'pending' ? outcome.engram.status_reason : null,
+    }),
+    (changes) =>
+      storeDraft(store, prepared, at, options.onDuplicate ?? 'count', {
+        changes,
+        learnedBy: learnedByOf(actor),
+        policy: options.policy ?? governancePolicy(),
+        ...(options.verdicts ? { verdicts: options.verdicts } : {}),
+        ...(options.sources ? { sources: options.sources } : {}),
+      }),
+    at,
+  );
+  if (entry) syncJournal(store);
+  // The engram as stored after the audit row (conflict rows may follow the insert in the same transaction).
+  return { ...result, redacted: prepared.redacted, undo_token: entry?.token ?? null };
 }

@@ -5,6 +5,9 @@ import {
   normalizeTags,
   type Engram,
   type EngramFilter,
+  type EngramStatus,
+  type LearnedBy,
+  type Liveness,
   type Scope,
   type Store,
 } from '../../core/index.js';
@@ -39,7 +42,12 @@ export interface ListOptions {
   project?: string | null;
   scope?: Scope;
   pinned?: boolean;
+  /** Review states to list. @default ['active'] */
+  statuses?: readonly EngramStatus[];
+  /** The older flag, kept for callers that use it: `exclude` = active, `include` = active and deprecated, `only` = deprecated. Ignored when `statuses` is given. */
   deprecated?: 'exclude' | 'include' | 'only';
+  learnedBy?: readonly LearnedBy[];
+  liveness?: readonly Liveness[];
   includeDeleted?: boolean;
   /** @default 50 */
   limit?: number;
@@ -65,7 +73,12 @@ export function listEngrams(store: Store, options: ListOptions = {}): EngramPage
   if (!Number.isInteger(offset) || offset < 0) {
     throw new EngramError('INVALID_INPUT', `offset must be a non-negative integer, got ${offset}`);
   }
-  const filter: EngramFilter = { limit, offset, deprecated: options.deprecated ?? 'exclude' };
+  const statuses: readonly EngramStatus[] =
+    options.statuses ?? (options.deprecated === 'only' ? ['deprecated'] : options.deprecated === 'include' ? ['active', 'deprecated'] : ['active']);
+  if (statuses.length === 0) throw new EngramError('INVALID_INPUT', 'give at least one status to list');
+  const filter: EngramFilter = { limit, offset, statuses };
+  if (options.learnedBy !== undefined) filter.learnedBy = options.learnedBy;
+  if (options.liveness !== undefined) filter.liveness = options.liveness;
   if (options.category !== undefined) filter.category = normalizeCategory(options.category);
   if (options.tags !== undefined) filter.tags = normalizeTags(options.tags);
   if (options.project !== undefined) filter.project = options.project === null ? null : normalizeProject(options.project);

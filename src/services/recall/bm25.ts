@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import bm25, { type Bm25Engine } from 'wink-bm25-text-search';
-import type { Engram, SearchState, Store } from '../../core/index.js';
+import type { Engram, EngramStatus, SearchState, Store } from '../../core/index.js';
 import { hasAllTags, inCategory } from './gates.js';
 import { searchTerms, TEXT_PREP_VERSION } from './text.js';
 import { TUNING } from './tuning.js';
@@ -20,6 +20,9 @@ export interface Bm25Filter {
   tags?: readonly string[];
   /** Allowed projects; `''` stands for "no project" (personal engrams). Absent: any. */
   projects?: ReadonlySet<string>;
+  /** Allowed review states (pending ones also when learned as `pendingLearnedBy` says). Absent: any. */
+  statuses?: ReadonlySet<EngramStatus>;
+  pendingLearnedBy?: ReadonlySet<string>;
 }
 
 /** A consolidated, read-only BM25 index over the store's live engrams at one generation. */
@@ -45,7 +48,8 @@ const PAD_PREFIX = 'pad:';
 
 /** Snapshot header: what the index was built from and how. A mismatch on any field means rebuild. */
 interface SnapshotHeader {
-  format: 1;
+  /** 2: documents keep their review status (f_status, f_learned_by). */
+  format: 2;
   prep: number;
   fields: Record<string, number>;
   params: Record<string, number>;
@@ -56,7 +60,7 @@ interface SnapshotHeader {
 
 // Original values kept beside each document (wink's `ovFldNames`) so filters run inside the search loop. They
 // are not analysed: only `fldWeights` fields are.
-const RETAINED = ['f_project', 'f_category', 'f_tags'] as const;
+const RETAINED = ['f_project', 'f_category', 'f_tags', 'f_status', 'f_learned_by'] as const;
 
 function newEngine(): Bm25Engine {
   const engine = bm25();
@@ -66,7 +70,7 @@ function newEngine(): Bm25Engine {
 }
 
 /** What each engram contributes to each field. Category paths read as words: `tooling/git` → "tooling git". */
-function document(engram: Pick<Engram, 'title' | 'text' | 'category' | 'tags' | 'project'>): Record<string, unknown> {
+function document(engram: Pick<Engram, 'title' | 'text' | 'category' | 'tags' | 'project' | 'status' | 'learned_by'>): Record<string, unknown> {
   return {
     title: engram.title ?? '',
     text: engram.text,
@@ -75,13 +79,18 @@ function document(engram: Pick<Engram, 'title' | 'text' | 'category' | 'tags' | 
     f_project: engram.project ?? '',
     f_category: engram.category,
     f_tags: engram.tags,
+    f_status: engram.status,
+    f_learned_by: engram.learned_by,
   };
 }
 
-const PADDING = { title: '', text: '', category: '', tags: '', f_project: '', f_category: '', f_tags: [] };
+const PADDING = { title: '', text: '', category: '', tags: '', f_project: '', f_category: '', f_tags: [], f_status: '', f_learned_by: '' };
 
 function matches(values: Record<string, unknown>, filter: Bm25Filter | undefined): boolean {
   if (!filter) return true;
+  if (filter.statuses && !filter.statuses.has(values.f_status as EngramStatus)) {
+    if (values.f_status !== 'pending' || !filter.pendingLearnedBy?.has(values.f_learned_by as string)) return false;
+  }
   if (filter.projects && !filter.projects.has(values.f_project as string)) return false;
   if (filter.category !== undefined && !inCategory(values.f_category as string, filter.category)) return false;
   return hasAllTags(values.f_tags as string[], filter.tags);
@@ -127,7 +136,7 @@ function wrap(engine: Bm25Engine, state: SearchState, docs: number): Bm25Index {
     search(query, limit, filter) {
       // wink calls the filter for every (term, document) pair: pass none when nothing is filtered. Padding documents
       // have no terms, so they can never be returned.
-      const active = filter && (filter.projects || filter.category !== undefined || filter.tags?.length);
+      const active = filter && (filter.projects || filter.statuses || filter.category !== undefined || filter.tags?.length);
       return engine
         .search(query, limit, active ? (values) => matches(values, filter) : undefined)
         .map(([id, score]) => ({ id: Number(id), score }));
@@ -135,14 +144,14 @@ function wrap(engine: Bm25Engine, state: SearchState, docs: number): Bm25Index {
   };
 }
 
-/** Builds the index from the store's live, non-deprecated engrams (read in one snapshot with the state). */
+/** Builds the index from the store's live engrams of every review state (read in one snapshot with the state); searches
+ * filter by state inside wink, so asking for pending or deprecated engrams works and active ones are never crowded out. */
 export function buildBm25Index(store: Store): { index: Bm25Index; json: string; header: SnapshotHeader } {
   const engine = newEngine();
   const { state, docs } = store.read(() => {
     const current = store.searchState();
     let count = 0;
     for (const engram of store.engrams.iterate()) {
-      if (engram.deprecated) continue;
       engine.addDoc(document(engram), String(engram.id));
       count++;
     }
@@ -158,7 +167,7 @@ export function buildBm25Index(store: Store): { index: Bm25Index; json: string; 
 
 function headerFor(state: SearchState, docs: number): SnapshotHeader {
   return {
-    format: 1,
+    format: 2,
     prep: TEXT_PREP_VERSION,
     fields: { ...TUNING.bm25Fields },
     params: { ...TUNING.bm25Params },
@@ -169,7 +178,7 @@ function headerFor(state: SearchState, docs: number): SnapshotHeader {
 }
 
 const sameSettings = (header: SnapshotHeader): boolean =>
-  header.format === 1 &&
+  header.format === 2 &&
   header.prep === TEXT_PREP_VERSION &&
   JSON.stringify(header.fields) === JSON.stringify(TUNING.bm25Fields) &&
   JSON.stringify(header.params) === JSON.stringify(TUNING.bm25Params);

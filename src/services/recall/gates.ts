@@ -1,5 +1,6 @@
 import { isAbsolute, join, relative } from 'node:path';
-import type { Engram, Prerequisites, RecallFields } from '../../core/index.js';
+import type { Engram, EngramStatus, LearnedBy, Prerequisites, RecallFields } from '../../core/index.js';
+import { injectable, type Freshness } from '../governance/index.js';
 
 /**
  * What recall knows about where the agent is working. A field left undefined is unknown, and the gate that needs it
@@ -34,6 +35,24 @@ export interface SearchFilters {
   /** All of these tags. */
   tags?: readonly string[];
   scope?: ProjectScope;
+  /** Review states returned. @default ['active'] — nothing unreviewed is found unless asked for. */
+  statuses?: readonly EngramStatus[];
+  /**
+   * Pending engrams learned this way are returned too: the agent's own saves (`['agent']`) are found by its explicit
+   * searches at once, marked pending, while hooks never pass this and so never inject them.
+   */
+  pendingLearnedBy?: readonly LearnedBy[];
+  /** Hooks: leave out what may not be injected — stale engrams (unless pinned) and engrams whose code is gone. */
+  injection?: Freshness;
+}
+
+/** The review states a search shows by default. */
+export const DEFAULT_STATUSES: readonly EngramStatus[] = ['active'];
+
+/** True when the engram's review state is one the caller asked for. */
+export function statusVisible(engram: Pick<RecallFields, 'status' | 'learned_by'>, filters: Pick<SearchFilters, 'statuses' | 'pendingLearnedBy'>): boolean {
+  if ((filters.statuses ?? DEFAULT_STATUSES).includes(engram.status)) return true;
+  return engram.status === 'pending' && (filters.pendingLearnedBy?.includes(engram.learned_by) ?? false);
 }
 
 const OS_ALIASES: Record<string, string> = { macos: 'darwin', mac: 'darwin', osx: 'darwin', win32: 'windows', win: 'windows' };
@@ -94,9 +113,13 @@ export function inScope(engram: Pick<Engram, 'project'>, scope: ProjectScope | u
   return engram.project === scope.project || (scope.includePersonal && engram.project === null);
 }
 
-/** Every hard gate, in one place: live, not deprecated, the caller's filters, the structural prerequisites. */
+/**
+ * Every hard gate, in one place: live, in a review state the caller asked for (active by default), injectable when
+ * hooks ask (fresh or pinned, code not gone), the caller's filters, the structural prerequisites.
+ */
 export function passesGates(engram: RecallFields, filters: SearchFilters, env: SearchEnvironment): boolean {
-  if (engram.deleted_at !== null || engram.deprecated) return false;
+  if (engram.deleted_at !== null || !statusVisible(engram, filters)) return false;
+  if (filters.injection && !injectable(engram, filters.injection)) return false;
   if (filters.category !== undefined && !inCategory(engram.category, filters.category)) return false;
   if (!hasAllTags(engram.tags, filters.tags)) return false;
   if (!inScope(engram, filters.scope)) return false;

@@ -15,7 +15,7 @@ import { createBm25Cache, type Bm25Cache, type Bm25Filter, type Bm25Index, type 
 import { lexicalMatch, queryLexicon, querySignals, scoreCandidates, type CollectedLists, type QueryLexicon, type RankedCandidate } from './candidates.js';
 import { hitFeatures, queryFeatures, type CandidateSignals, type QuerySignals } from './features.js';
 import { fusionLists, reciprocalRankFusion } from './fusion.js';
-import { passesGates, type SearchEnvironment, type SearchFilters } from './gates.js';
+import { DEFAULT_STATUSES, passesGates, type SearchEnvironment, type SearchFilters } from './gates.js';
 import { probability, rankerWeights } from './ranker.js';
 import { TUNING, type SearchTuning } from './tuning.js';
 import { embedPending } from './vectors.js';
@@ -131,6 +131,8 @@ const elapsed = (start: number): number => Math.round((performance.now() - start
 /** Projects a BM25 scope filter into wink's retained fields. */
 function bm25Filter(filters: SearchFilters): Bm25Filter {
   return {
+    statuses: new Set(filters.statuses ?? DEFAULT_STATUSES),
+    ...(filters.pendingLearnedBy?.length ? { pendingLearnedBy: new Set(filters.pendingLearnedBy) } : {}),
     ...(filters.category !== undefined ? { category: filters.category } : {}),
     ...(filters.tags?.length ? { tags: filters.tags } : {}),
     ...(filters.scope

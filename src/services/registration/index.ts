@@ -18,3 +18,8 @@ export {
 export type { AppServerOptions, CodexHook, CodexHookListing, TrustReport, TrustedHook, Vars } from './codex-trust.js';
 export { hooksStatus, inspectClaude, inspectCodex } from './status.js';
 export type { AgentRegistration, CodexTrust, HookTrust, HooksStatus, InspectOptions, Problem, SettingsRegistration } from './status.js';
+export { claudePluginState } from './claude.js';
+export { projectRoot } from './targets.js';
+export { engramMcpEntry, entryRoot, registerCodexMcp, unregisterCodexMcp, codexMcpEntry, MCP_ENV_VARS } from './mcp.js';
+export type { McpServerEntry, McpRegistration } from './mcp.js';
+export { codexPluginState, readCodexConfig } from './codex.js';

@@ -1,9 +1,10 @@
 import { existsSync } from 'node:fs';
-import { isAbsolute, join } from 'node:path';
+import { dirname, isAbsolute, join } from 'node:path';
 import { EngramError, type EngramEnv } from '../../core/index.js';
 import { claudePluginState } from './claude.js';
 import { codexHooksEnabled, codexPluginState, codexProjectTrusted, readCodexConfig } from './codex.js';
 import { requireCodexBinary, trustCodexHooks, type TrustReport, type Vars } from './codex-trust.js';
+import { engramMcpEntry, registerCodexMcp, unregisterCodexMcp, type McpRegistration } from './mcp.js';
 import { engramHookGroups, type Agent } from './plugin.js';
 import { engramEntries, mergeEngramHooks, readSettingsFile, writeSettingsFile, type HookEntry } from './settings-file.js';
 import { codexTrustKeys, pathVariants, projectRoot, scopesFor, settingsFileFor, type Scope } from './targets.js';
@@ -38,8 +39,13 @@ export interface RegistrationResult {
   removed: HookEntry[];
   warnings: string[];
   trust?: TrustReport;
+  /** Codex: Engram's MCP server in the config.toml of the same scope. */
+  mcp?: McpRegistration;
   next_steps: string[];
 }
+
+/** The config.toml beside a Codex hooks file: where its MCP servers are registered. */
+const codexConfigFor = (hooksFile: string): string => join(dirname(hooksFile), 'config.toml');
 
 const TRUST_STEP =
   "Codex skips hooks it has not trusted, without a word. Trust Engram's: run `engram hooks trust --agent codex` " +
@@ -162,9 +168,16 @@ export async function installHooks(options: InstallOptions): Promise<Registratio
 
   if (agent === 'claude') {
     steps.push("New Claude Code sessions run Engram's hooks (type /hooks in a session to review them).");
+    // Claude Code's plugin brings the MCP server itself; a settings install registers it with Claude's own CLI.
+    const mcp = engramMcpEntry(installRoot);
+    steps.push(
+      `For Engram's MCP tools (search, save, feedback, explain), run: claude mcp add --scope ${scope === 'project' ? 'project' : scope === 'local' ? 'local' : 'user'} engram -- ${[mcp.command, ...mcp.args].map((part) => (/[\s"']/.test(part) ? JSON.stringify(part) : part)).join(' ')}`,
+    );
     if (scope !== 'user') steps.push('In interactive sessions Claude Code runs hooks from project settings only once you trust the folder.');
     return result;
   }
+  result.mcp = registerCodexMcp(codexConfigFor(file), installRoot, { dryRun });
+  if (result.mcp.changed && !dryRun) steps.push(`Engram's MCP server is registered in ${result.mcp.file} ([mcp_servers.engram]); new Codex sessions have its tools.`);
   if (options.trust && !dryRun) {
     result.trust = await trustHooks({ agent, env: options.env, cwd: options.cwd, ...options.trust });
     steps.push(
@@ -231,17 +244,20 @@ export function uninstallHooks(options: RegistrationOptions): RegistrationResult
   if (agent === 'codex' && merge.shifted.length) {
     warnings.push(shiftedWarning(merge.shifted, file));
   }
+  const mcp = agent === 'codex' ? unregisterCodexMcp(codexConfigFor(file), { dryRun }) : undefined;
   const result: RegistrationResult = {
     agent,
     scope,
     file,
     dry_run: dryRun,
-    changed: merge.changed,
+    changed: merge.changed || mcp?.changed === true,
     added: [],
     removed: merge.removed,
     warnings,
+    ...(mcp ? { mcp } : {}),
     next_steps: [],
   };
+  if (mcp?.changed && !dryRun) result.next_steps.push(`Removed Engram's MCP server ([mcp_servers.engram]) from ${mcp.file}.`);
   if (dryRun) result.next_steps.push('Dry run: nothing was written. Run without --dry-run to apply.');
   if (merge.removed.length === 0) result.next_steps.push(`No Engram hooks in ${file}; nothing to remove.`);
   else if (!dryRun) result.next_steps.push(`New ${agent === 'claude' ? 'Claude Code' : 'Codex'} sessions no longer run Engram's hooks from ${file}.`);

@@ -1,11 +1,21 @@
 import * as z from 'zod';
-import { EngramSchema, EngramStatsSchema, type Engram, type EngramStats, type Store } from '../../core/index.js';
+import { EngramSchema, EngramStatsSchema, type Engram, type EngramStats, type EngramStatus, type Store } from '../../core/index.js';
 
 /**
  * One line of an export: the engram with every column, plus its learning state. Key order is fixed (schema order),
- * so exporting the same store twice gives the same bytes.
+ * so exporting the same store twice gives the same bytes. Lines written before review existed have no review
+ * columns: import derives them (status from `deprecated`, learned_by from `source`).
  */
-export const ExportLineSchema = EngramSchema.extend({ stats: EngramStatsSchema });
+export const ExportLineSchema = EngramSchema.extend({
+  status: EngramSchema.shape.status.optional(),
+  status_reason: EngramSchema.shape.status_reason.optional(),
+  learned_by: EngramSchema.shape.learned_by.optional(),
+  tier: EngramSchema.shape.tier.optional(),
+  confirmed_at: EngramSchema.shape.confirmed_at.optional(),
+  liveness: EngramSchema.shape.liveness.optional(),
+  liveness_at: EngramSchema.shape.liveness_at.optional(),
+  stats: EngramStatsSchema,
+});
 export type ExportLine = z.infer<typeof ExportLineSchema>;
 
 /** Builds the export line of one engram. */
@@ -19,6 +29,8 @@ export interface ExportOptions {
   includeDeleted?: boolean;
   /** Only engrams of this project; `null` for engrams without one. */
   project?: string | null;
+  /** Only engrams in these review states. @default ['active'] (everything: all four) */
+  statuses?: readonly EngramStatus[];
 }
 
 /**
@@ -30,6 +42,7 @@ export function exportEngrams(store: Store, writeLine: (line: string) => void, o
     let count = 0;
     for (const engram of store.engrams.iterate({
       includeDeleted: options.includeDeleted ?? false,
+      statuses: options.statuses ?? ['active'],
       ...(options.project === undefined ? {} : { project: options.project }),
     })) {
       writeLine(JSON.stringify(exportLine(engram, store.stats.get(engram.id))));

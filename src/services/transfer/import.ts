@@ -8,10 +8,25 @@ import {
   normalizeTags,
   normalizeTopicKey,
   LIMITS,
+  type EngramStatus,
+  type LearnedBy,
   type RedactionKind,
   type Store,
 } from '../../core/index.js';
-import { cleanText, parseDraft, prepareDraft, requiredText, storeDraft, type PreparedDraft } from '../memory/index.js';
+import { randomUUID } from 'node:crypto';
+import {
+  API_USER,
+  audited,
+  classifyTier,
+  findConflicts,
+  governancePolicy,
+  recordConflicts,
+  syncJournal,
+  type Actor,
+  type ChangeSet,
+  type GovernancePolicy,
+} from '../governance/index.js';
+import { cleanText, learnedByOf, parseDraft, prepareDraft, requiredText, storeDraft, type PreparedDraft } from '../memory/index.js';
 import { exportLine, ExportLineSchema, type ExportLine } from './export.js';
 
 /** What importing did, per line outcome. */
@@ -32,7 +47,11 @@ export interface ImportReport {
   redacted: number;
   /** Write transactions used. */
   batches: number;
+  /** Lines that came in (or stayed) pending because they contradict an active engram. */
+  conflicts: number;
   dry_run: boolean;
+  /** `engram undo <token>` reverses the whole import (every batch); null when nothing changed. */
+  undo_token: string | null;
 }
 
 /** One line problem, for INVALID_INPUT details. */
@@ -51,17 +70,33 @@ export interface ImportOptions {
   now?: () => Date;
   /** Called after each committed batch. */
   onProgress?: (done: number, total: number) => void;
+  /** Who imports (docs/GOVERNANCE.md): a person by default; a teammate's store comes in as `sync`. */
+  actor?: Actor;
+  /** config.json `governance`. @default the built-in policy */
+  policy?: GovernancePolicy;
 }
 
 type Planned = { line: number; kind: 'full'; value: ExportLine; redacted: boolean } | { line: number; kind: 'draft'; value: PreparedDraft };
 
 const MAX_REPORTED_ERRORS = 50;
 
-/** Normalises a full export line the way the store would, so comparisons and re-exports are stable. */
+const LEARNED_FROM_SOURCE: Record<string, LearnedBy> = { manual: 'user', extracted: 'harvest', feedback: 'user', import: 'import' };
+
+/** Normalises a full export line the way the store would, so comparisons and re-exports are stable. Lines written
+ * before review existed get the review columns the migration gives stored engrams. */
 function normalizeFull(line: ExportLine): { value: ExportLine; redacted: boolean } {
   const found = new Set<RedactionKind>();
+  const status: EngramStatus = line.status ?? (line.deprecated ? 'deprecated' : 'active');
   const value: ExportLine = {
     ...line,
+    status,
+    deprecated: status === 'deprecated',
+    status_reason: cleanText(line.status_reason ?? (status === 'deprecated' ? line.deprecated_reason : null), 'status_reason', LIMITS.textChars, found),
+    learned_by: line.learned_by ?? LEARNED_FROM_SOURCE[line.source] ?? 'import',
+    tier: line.tier ?? null,
+    confirmed_at: line.confirmed_at === undefined ? line.created_at : line.confirmed_at,
+    liveness: line.liveness ?? 'unknown',
+    liveness_at: line.liveness_at ?? null,
     title: cleanText(line.title, 'title', LIMITS.titleChars, found),
     text: requiredText(line.text, 'text', LIMITS.textChars, found),
     content: cleanText(line.content, 'content', LIMITS.contentChars, found),
@@ -129,8 +164,20 @@ function canonical(value: unknown): string {
 
 const ROLLBACK = Symbol('dry-run rollback');
 
-/** Writes one full export line: insert (keeping its id when free), replace if newer, else leave. */
-function applyFull(store: Store, line: ExportLine): 'created' | 'updated' | 'unchanged' | 'duplicates' | 'older' {
+const RANK: Record<EngramStatus, number> = { rejected: 0, deprecated: 0, pending: 1, active: 2 };
+
+/**
+ * Writes one full export line: insert (keeping its id when free), replace if newer, else leave. A new engram keeps the
+ * status it had where it was exported, unless it contradicts an active engram here (then it waits in review); a
+ * newer version of an engram already here never raises its status — approving is done here, by a person.
+ */
+function applyFull(
+  store: Store,
+  line: ExportLine,
+  changes: ChangeSet,
+  policy: GovernancePolicy,
+  at: string,
+): 'created' | 'updated' | 'unchanged' | 'duplicates' | 'older' | 'conflicts' {
   const { id, uid, content_hash: _hash, stats, ...fields } = line;
   const existing = store.engrams.getByUid(uid);
   if (existing) {
@@ -139,18 +186,38 @@ function applyFull(store: Store, line: ExportLine): 'created' | 'updated' | 'unc
       return 'unchanged';
     }
     if (line.updated_at <= existing.updated_at) return 'older';
-    store.engrams.update(existing.id, fields);
+    changes.engram(existing.id);
+    changes.dependents(existing.id);
+    const status = RANK[line.status as EngramStatus] > RANK[existing.status] ? existing.status : line.status;
+    store.engrams.update(existing.id, {
+      ...fields,
+      status,
+      ...(status !== line.status ? { status_reason: existing.status_reason } : {}),
+    });
     store.stats.replace(existing.id, stats);
+    changes.newDependents(existing.id);
     return 'updated';
   }
   // The same lesson stored independently on two machines: keep one, as `add` would.
   if (line.deleted_at === null && store.engrams.findLiveByHash(contentHash(line.text), line.project, line.scope)) {
     return 'duplicates';
   }
+  const conflicts = line.status === 'active' && line.deleted_at === null ? findConflicts(store, { text: line.text, project: line.project }) : [];
   const free = store.engrams.get(id) === undefined;
-  const inserted = store.engrams.insert({ ...fields, uid, ...(free ? { id } : {}) });
+  const inserted = store.engrams.insert({
+    ...fields,
+    uid,
+    ...(free ? { id } : {}),
+    tier: fields.tier ?? classifyTier(fields.kind, fields.text, policy).tier,
+    ...(conflicts.length
+      ? { status: 'pending' as const, status_reason: `contradicts active engram ${conflicts.map((c) => `#${c.other_id}`).join(', ')}; a person decides which holds` }
+      : {}),
+  });
+  changes.created('engrams', { id: inserted.id });
   store.stats.replace(inserted.id, stats);
-  return 'created';
+  changes.newDependents(inserted.id);
+  recordConflicts(store, changes, inserted.id, conflicts, at);
+  return conflicts.length ? 'conflicts' : 'created';
 }
 
 /**
@@ -162,6 +229,9 @@ export function importEngrams(store: Store, lines: readonly string[], options: I
   const planned = planImport(lines);
   const batchSize = Math.max(1, options.batchSize ?? 500);
   const now = options.now ?? (() => new Date());
+  const actor = options.actor ?? API_USER;
+  const policy = options.policy ?? governancePolicy();
+  const learnedBy: LearnedBy = actor.by === 'user' ? 'import' : learnedByOf(actor);
   const report: ImportReport = {
     lines: planned.length,
     created: 0,
@@ -171,43 +241,62 @@ export function importEngrams(store: Store, lines: readonly string[], options: I
     older: 0,
     redacted: 0,
     batches: 0,
+    conflicts: 0,
     dry_run: options.dryRun ?? false,
+    undo_token: null,
   };
+  // Every batch is its own transaction and audit row; they share a group, so one undo reverses the whole import.
+  const group = randomUUID();
 
-  const runBatch = (batch: Planned[]): void => {
+  const runBatch = (batch: Planned[], index: number): void => {
     const at = now().toISOString();
-    for (const item of batch) {
-      if (item.kind === 'full') {
-        report[applyFull(store, item.value)]++;
-        if (item.redacted) report.redacted++;
-      } else {
-        const { status } = storeDraft(store, item.value, at, 'skip');
-        if (status === 'created') report.created++;
-        else if (status === 'revised') report.updated++;
-        else report.duplicates++;
-        if (item.value.redacted.length) report.redacted++;
-      }
-    }
+    const { entry } = audited(
+      store,
+      { actor, op: 'import', detail: { group, batch: index } },
+      (changes) => {
+        for (const item of batch) {
+          if (item.kind === 'full') {
+            const outcome = applyFull(store, item.value, changes, policy, at);
+            if (outcome === 'conflicts') {
+              report.created++;
+              report.conflicts++;
+            } else report[outcome]++;
+            if (item.redacted) report.redacted++;
+          } else {
+            const { status, engram } = storeDraft(store, item.value, at, 'skip', { changes, learnedBy, policy });
+            if (status === 'created') report.created++;
+            else if (status === 'revised') report.updated++;
+            else report.duplicates++;
+            if (status !== 'skipped' && engram.status === 'pending' && engram.status_reason?.startsWith('contradicts')) report.conflicts++;
+            if (item.value.redacted.length) report.redacted++;
+          }
+        }
+      },
+      at,
+    );
+    report.undo_token ??= entry?.token ?? null;
   };
 
   if (report.dry_run) {
     try {
       store.write(() => {
-        runBatch(planned);
+        runBatch(planned, 0);
         throw ROLLBACK;
       });
     } catch (error) {
       if (error !== ROLLBACK) throw error;
     }
     report.batches = 0;
+    report.undo_token = null;
     return report;
   }
 
   for (let start = 0; start < planned.length; start += batchSize) {
     const batch = planned.slice(start, start + batchSize);
-    store.write(() => runBatch(batch));
+    runBatch(batch, report.batches);
     report.batches++;
     options.onProgress?.(Math.min(start + batchSize, planned.length), planned.length);
   }
+  syncJournal(store);
   return report;
 }

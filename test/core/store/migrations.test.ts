@@ -61,6 +61,13 @@ describe('migrate', () => {
       [3, '00000000-0000-4000-8000-000000000003', 'The legacy build used make; it is gone now.', false, 'make was removed in 2026'],
     ]);
     expect(engrams[0]?.prerequisites).toEqual({ repos: ['shop'] });
+    // Review state (governance): everything shown before review existed stays active, confirmed when it was made;
+    // a deprecated engram becomes status deprecated with its reason; learned_by follows the old source.
+    expect(engrams.map((e) => [e.status, e.status_reason, e.learned_by, e.confirmed_at === e.created_at, e.liveness])).toEqual([
+      ['active', null, 'user', true, 'unknown'],
+      ['active', null, 'harvest', true, 'unknown'],
+      ['deprecated', 'make was removed in 2026', 'user', true, 'unknown'],
+    ]);
     // The old rows work with the new tables: statistics reference them through foreign keys.
     store.stats.replace(1, { repos: [{ repo: 'shop', times_matched: 4, last_matched_at: null }], tag_sets: [], tag_relevance: [] });
     expect(store.db.pragma('foreign_key_check')).toEqual([]);

@@ -143,7 +143,8 @@ describe('extraction on the real transcripts', () => {
 
     const claude = byName[ALL[0] as string];
     expect(claude).toMatchObject({ outcome: 'completed', chunks: 1, malformed_answers: 0 });
-    expect(claude?.lessons).toEqual([expect.objectContaining({ action: 'created', engram_id: 1, project: 'proj', kind: 'struggle' })]);
+    // Learned lessons wait for a person (autopromote is off by default).
+    expect(claude?.lessons).toEqual([expect.objectContaining({ action: 'created', engram_id: 1, project: 'proj', kind: 'struggle', status: 'pending' })]);
     expect(claude?.rejected).toEqual([
       { text: 'The user asked for a retry helper with 5 attempts in src/retry.py.', reason: 'a summary of the task, not a reusable lesson' },
       { text: 'Always write unit tests before refactoring code.', reason: 'the evidence is not in the conversation' },
@@ -156,10 +157,11 @@ describe('extraction on the real transcripts', () => {
 
     const engrams = store.engrams.list({ limit: 100 }).engrams.sort((a, b) => a.id - b.id);
     expect(engrams).toHaveLength(3);
+    expect(engrams.map((engram) => [engram.status, engram.learned_by])).toEqual(Array(3).fill(['pending', 'harvest']));
     expect(engrams[0]).toMatchObject({
       text: 'In this project src/missing.py does not exist; list src before reading files there.',
       source: 'extracted',
-      kind: 'lesson',
+      kind: 'struggle',
       category: 'project/layout',
       project: 'proj',
       scope: 'project',

@@ -58,7 +58,7 @@ describe('updateEngram', () => {
 });
 
 describe('deprecateEngram', () => {
-  it('hides the engram from the default list, keeps it findable, and can be undone', () => {
+  it('hides the engram from the default list, keeps it findable, and taking it back sends it to review', () => {
     const store = tempStore();
     const { engram } = addEngram(store, { text: 'Use make.' });
     const result = deprecateEngram(store, engram.id, { reason: 'make is gone' });
@@ -66,8 +66,10 @@ describe('deprecateEngram', () => {
     expect(listEngrams(store).total).toBe(0);
     expect(listEngrams(store, { deprecated: 'only' }).engrams.map((e) => e.id)).toEqual([engram.id]);
     expect(deprecateEngram(store, engram.id, { reason: 'make is gone' }).status).toBe('unchanged');
-    expect(deprecateEngram(store, engram.id, { undo: true }).engram).toMatchObject({ deprecated: false, deprecated_reason: null });
-    expect(listEngrams(store).total).toBe(1);
+    // Making it active again is a person's decision (services/gate): from here it goes back to the review queue.
+    expect(deprecateEngram(store, engram.id, { undo: true }).engram).toMatchObject({ deprecated: false, deprecated_reason: null, status: 'pending' });
+    expect(listEngrams(store).total).toBe(0);
+    expect(listEngrams(store, { statuses: ['pending'] }).total).toBe(1);
   });
 });
 
@@ -85,11 +87,11 @@ describe('deleteEngram', () => {
   it('soft-deletes by default: hidden everywhere, found only on request, idempotent', () => {
     const store = tempStore();
     const { engram } = addEngram(store, { text: 'Delete me.' });
-    expect(deleteEngram(store, engram.id)).toEqual({ id: engram.id, uid: engram.uid, mode: 'soft', changed: true });
+    expect(deleteEngram(store, engram.id)).toEqual({ id: engram.id, uid: engram.uid, mode: 'soft', changed: true, undo_token: expect.stringMatching(/^u-/) });
     expect(thrown(() => getEngram(store, engram.id))?.code).toBe('NOT_FOUND');
     expect(getEngram(store, engram.id, { includeDeleted: true }).deleted_at).not.toBeNull();
     expect(listEngrams(store).total).toBe(0);
-    expect(deleteEngram(store, engram.id).changed).toBe(false);
+    expect(deleteEngram(store, engram.id)).toMatchObject({ changed: false, undo_token: null });
   });
 
   it('hard-deletes the row and its learning state', () => {

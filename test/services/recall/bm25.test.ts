@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { addEngram, buildBm25Index, createBm25Cache, deprecateEngram, loadBm25Snapshot, snapshotPath, updateEngram } from '../../../src/services/index.js';
+import { addEngram, buildBm25Index, deleteEngram, createBm25Cache, deprecateEngram, loadBm25Snapshot, snapshotPath, updateEngram } from '../../../src/services/index.js';
 import { tempDir, tempStore } from '../../_helpers.js';
 
 describe('BM25 index', () => {
@@ -34,18 +34,23 @@ describe('BM25 index', () => {
     expect(index.search('database', 10).map((h) => h.id)).toEqual([1]);
   });
 
-  it('leaves deprecated and deleted engrams out, and filters by category, tags and project inside the search', () => {
+  it('filters by review state, category, tags and project inside the search; deleted engrams are never indexed', () => {
     const store = tempStore();
     addEngram(store, { text: 'Deploy with the blue-green script.', category: 'ops/deploy', tags: 'k8s' });
     addEngram(store, { text: 'Deploy on Fridays is forbidden.', category: 'ops', project: 'shop' });
     addEngram(store, { text: 'Deploy previews live on Vercel.', category: 'frontend', project: 'blog' });
     addEngram(store, { text: 'Deploy keys rotate monthly.', category: 'security' });
     deprecateEngram(store, 4, { reason: 'obsolete' });
+    addEngram(store, { text: 'Deploy notes nobody wants.' });
+    deleteEngram(store, 5);
     const { index } = buildBm25Index(store);
-    expect(index.search('deploy', 10).map((h) => h.id).sort()).toEqual([1, 2, 3]);
+    const active = new Set(['active'] as const);
+    expect(index.search('deploy', 10, { statuses: active }).map((h) => h.id).sort()).toEqual([1, 2, 3]);
+    expect(index.search('deploy', 10, { statuses: new Set(['deprecated'] as const) }).map((h) => h.id)).toEqual([4]);
+    expect(index.search('deploy', 10).map((h) => h.id).sort()).toEqual([1, 2, 3, 4]);
     expect(index.search('deploy', 10, { category: 'ops' }).map((h) => h.id).sort()).toEqual([1, 2]);
     expect(index.search('deploy', 10, { tags: ['k8s'] }).map((h) => h.id)).toEqual([1]);
-    expect(index.search('deploy', 10, { projects: new Set(['shop', '']) }).map((h) => h.id).sort()).toEqual([1, 2]);
+    expect(index.search('deploy', 10, { statuses: active, projects: new Set(['shop', '']) }).map((h) => h.id).sort()).toEqual([1, 2]);
     expect(index.search('deploy', 10, { projects: new Set(['blog']) }).map((h) => h.id)).toEqual([3]);
   });
 

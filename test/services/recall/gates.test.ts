@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { currentOs, passesGates, prerequisitesHold } from '../../../src/services/index.js';
+import { currentOs, freshness, governancePolicy, passesGates, prerequisitesHold } from '../../../src/services/index.js';
 import type { Engram } from '../../../src/core/index.js';
 
 const engram = (fields: Partial<Engram> = {}): Engram => ({
@@ -32,14 +32,44 @@ const engram = (fields: Partial<Engram> = {}): Engram => ({
   updated_at: '2026-01-01T00:00:00.000Z',
   last_seen_at: '2026-01-01T00:00:00.000Z',
   deleted_at: null,
+  status: 'active',
+  status_reason: null,
+  learned_by: 'user',
+  tier: 2,
+  confirmed_at: '2026-01-01T00:00:00.000Z',
+  liveness: 'unknown',
+  liveness_at: null,
   ...fields,
 });
 
 describe('gates', () => {
-  it('excludes deprecated and deleted engrams', () => {
+  it('excludes deleted engrams and, unless asked for, every review state but active', () => {
     expect(passesGates(engram(), {}, {})).toBe(true);
-    expect(passesGates(engram({ deprecated: true }), {}, {})).toBe(false);
+    expect(passesGates(engram({ status: 'deprecated', deprecated: true }), {}, {})).toBe(false);
     expect(passesGates(engram({ deleted_at: '2026-02-01T00:00:00.000Z' }), {}, {})).toBe(false);
+    for (const status of ['pending', 'rejected'] as const) expect(passesGates(engram({ status }), {}, {})).toBe(false);
+    expect(passesGates(engram({ status: 'pending' }), { statuses: ['active', 'pending'] }, {})).toBe(true);
+    expect(passesGates(engram({ status: 'rejected' }), { statuses: ['active', 'pending'] }, {})).toBe(false);
+  });
+
+  it("finds the agent's own pending saves when asked, and no one else's", () => {
+    const own = { pendingLearnedBy: ['agent'] as const };
+    expect(passesGates(engram({ status: 'pending', learned_by: 'agent' }), own, {})).toBe(true);
+    expect(passesGates(engram({ status: 'pending', learned_by: 'harvest' }), own, {})).toBe(false);
+    expect(passesGates(engram({ status: 'rejected', learned_by: 'agent' }), own, {})).toBe(false);
+  });
+
+  it('for injection, leaves out stale engrams unless pinned, and engrams whose code is gone', () => {
+    const injection = freshness(governancePolicy(), new Date('2027-06-01T00:00:00.000Z')); // lessons decay after a year
+    expect(passesGates(engram(), { injection }, {})).toBe(false);
+    expect(passesGates(engram({ pinned: true }), { injection }, {})).toBe(true);
+    expect(passesGates(engram({ last_matched_at: '2027-01-01T00:00:00.000Z' }), { injection }, {})).toBe(true);
+    const fresh = freshness(governancePolicy(), new Date('2026-02-01T00:00:00.000Z'));
+    expect(passesGates(engram(), { injection: fresh }, {})).toBe(true);
+    expect(passesGates(engram({ liveness: 'gone', pinned: true }), { injection: fresh }, {})).toBe(false);
+    expect(passesGates(engram({ liveness: 'kept' }), { injection: fresh }, {})).toBe(true);
+    // Outside injection (an explicit search), a stale engram is still found.
+    expect(passesGates(engram(), {}, {})).toBe(true);
   });
 
   it('matches categories hierarchically, on segment boundaries', () => {

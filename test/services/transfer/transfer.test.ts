@@ -10,9 +10,12 @@ import {
 } from '../../../src/services/index.js';
 import { steppingClock, tempStore, thrown } from '../../_helpers.js';
 
+const EVERY_STATUS = ['pending', 'active', 'rejected', 'deprecated'] as const;
+
+/** A whole export (every review state), as a backup is made. */
 const dump = (store: Store, options = {}): string[] => {
   const lines: string[] = [];
-  exportEngrams(store, (line) => lines.push(line), options);
+  exportEngrams(store, (line) => lines.push(line), { statuses: EVERY_STATUS, ...options });
   return lines;
 };
 
@@ -42,11 +45,20 @@ describe('exportEngrams', () => {
     const first = JSON.parse(lines[0] as string);
     expect(Object.keys(first)).toEqual([
       'id', 'uid', 'kind', 'title', 'text', 'content', 'category', 'tags', 'prerequisites', 'source', 'source_sessions',
-      'tool_name', 'occurrence_count', 'times_matched', 'last_matched_at', 'pinned', 'auto_pinned', 'deprecated',
+      'session_id', 'tool_name', 'occurrence_count', 'times_matched', 'last_matched_at', 'pinned', 'auto_pinned', 'deprecated',
       'deprecated_reason', 'project', 'scope', 'topic_key', 'content_hash', 'revision_count', 'duplicate_count',
-      'created_at', 'updated_at', 'last_seen_at', 'deleted_at', 'stats',
+      'created_at', 'updated_at', 'last_seen_at', 'deleted_at', 'status', 'status_reason', 'learned_by', 'tier',
+      'confirmed_at', 'liveness', 'liveness_at', 'stats',
     ]);
     expect(first.stats.tag_sets).toEqual([{ tag_set: ['acme', 'frontend'], times_matched: 3, last_matched_at: null }]);
+  });
+
+  it('exports active engrams unless other review states are asked for', () => {
+    const store = populated();
+    const active: string[] = [];
+    exportEngrams(store, (line) => active.push(line));
+    expect(active.map((line) => JSON.parse(line).text)).toEqual(['Alpha lesson.', 'Beta lesson, revised.']);
+    expect(dump(store, { statuses: ['deprecated'] }).map((line) => JSON.parse(line).text)).toEqual(['Gamma lesson.']);
   });
 
   it('includes soft-deleted engrams on request and filters by project', () => {

@@ -1,0 +1,125 @@
+/**
+ * Finding an engram's conflicts in the store: the rules (or an LLM's earlier verdicts) against every active engram it
+ * would be shown beside — same project, or personal — and recording them in `engram_conflicts`.
+ * @module
+ */
+import { sanitizeText, type EngramStatus, type LlmClient, type Store } from '../../core/index.js';
+import { analyse, CONFLICT_RULES, llmVerdict, ruleVerdict, subjectOverlap, type Analysis, type ConflictVerdict } from './conflicts.js';
+import type { ChangeSet } from './audit.js';
+
+/** What is compared: the text and where it would be shown. */
+export interface ConflictProbe {
+  text: string;
+  project: string | null;
+  /** The engram itself, when it is already stored (an edit, an approval): never compared with itself. */
+  id?: number;
+}
+
+/** A conflict found, before or after it is recorded. */
+export interface FoundConflict extends ConflictVerdict {
+  other_id: number;
+  other_text: string;
+}
+
+/** LLM verdicts computed ahead of a write transaction (LLM calls are async, transactions are not), by other engram id. */
+export type PrecomputedVerdicts = ReadonlyMap<number, ConflictVerdict>;
+
+interface Candidate {
+  id: number;
+  text: string;
+  analysis: Analysis;
+}
+
+// Analyses of stored texts, per store, by id and content hash: an add compares against every active engram in scope,
+// and re-analysing thousands of texts on every add would cost more than the add.
+const analyses = new WeakMap<Store, Map<number, { hash: string; analysis: Analysis }>>();
+
+/** Active engrams the probe would be shown beside, analysed. */
+function candidates(store: Store, probe: ConflictProbe, statuses: readonly EngramStatus[] = ['active']): Candidate[] {
+  const rows = store.db
+    .prepare(
+      `SELECT id, text, content_hash FROM engrams
+        WHERE deleted_at IS NULL AND status IN (SELECT value FROM json_each(?)) AND id IS NOT ?
+          AND (? IS NULL OR project IS NULL OR project = ?)`,
+    )
+    .all(JSON.stringify(statuses), probe.id ?? null, probe.project, probe.project) as Array<{ id: number; text: string; content_hash: string }>;
+  let cache = analyses.get(store);
+  if (!cache) analyses.set(store, (cache = new Map()));
+  return rows.map((row) => {
+    let entry = cache.get(row.id);
+    if (!entry || entry.hash !== row.content_hash) cache.set(row.id, (entry = { hash: row.content_hash, analysis: analyse(row.text) }));
+    return { id: row.id, text: row.text, analysis: entry.analysis };
+  });
+}
+
+/** The active engrams the probe contradicts, strongest signal first (an LLM verdict, when given, replaces the rules'). */
+export function findConflicts(store: Store, probe: ConflictProbe, precomputed?: PrecomputedVerdicts): FoundConflict[] {
+  const mine = analyse(probe.text);
+  const found: FoundConflict[] = [];
+  for (const candidate of candidates(store, probe)) {
+    const verdict = precomputed?.get(candidate.id) ?? ruleVerdict(mine, candidate.analysis);
+    if (verdict.conflict) found.push({ ...verdict, other_id: candidate.id, other_text: candidate.text });
+  }
+  return found.sort((a, b) => b.overlap - a.overlap || a.other_id - b.other_id);
+}
+
+/**
+ * Asks the LLM about the probe's closest active engrams (at most `llmMaxPairs`, salient overlap at least
+ * `llmCandidateOverlap`). Returns the verdicts it gave; a failed call (budget, timeout) leaves that pair to the rules.
+ */
+export async function llmVerdicts(store: Store, probe: ConflictProbe, llm: LlmClient | null | undefined, options: { sessionId?: string } = {}): Promise<Map<number, ConflictVerdict>> {
+  const verdicts = new Map<number, ConflictVerdict>();
+  if (!llm || llm.provider === 'none') return verdicts;
+  const mine = analyse(probe.text);
+  const close = store
+    .read(() => candidates(store, probe))
+    .map((candidate) => ({ candidate, overlap: subjectOverlap(mine, candidate.analysis) }))
+    .filter((entry) => entry.overlap >= CONFLICT_RULES.llmCandidateOverlap)
+    .sort((a, b) => b.overlap - a.overlap)
+    .slice(0, CONFLICT_RULES.llmMaxPairs);
+  for (const { candidate } of close) {
+    try {
+      const verdict = await llmVerdict(llm, probe.text, candidate.text, ruleVerdict(mine, candidate.analysis), options.sessionId);
+      if (verdict) verdicts.set(candidate.id, verdict);
+    } catch {
+      // No answer: the rules decide this pair.
+    }
+  }
+  return verdicts;
+}
+
+/** Records conflicts of `engramId` (open), tracking the rows for the audit entry; returns the ids recorded. */
+export function recordConflicts(store: Store, changes: ChangeSet, engramId: number, conflicts: readonly FoundConflict[], at: string): number[] {
+  const ids: number[] = [];
+  const insert = store.db.prepare(
+    `INSERT INTO engram_conflicts (engram_id, other_id, method, signal, reason, status, created_at)
+     VALUES (?, ?, ?, ?, ?, 'open', ?)
+     ON CONFLICT (engram_id, other_id) DO UPDATE SET method = excluded.method, signal = excluded.signal, reason = excluded.reason,
+       status = 'open', resolution = NULL, resolved_at = NULL, created_at = excluded.created_at`,
+  );
+  for (const conflict of conflicts) {
+    const existing = store.db.prepare('SELECT id FROM engram_conflicts WHERE engram_id = ? AND other_id = ?').get(engramId, conflict.other_id) as { id: number } | undefined;
+    if (existing) changes.track('engram_conflicts', { id: existing.id });
+    // A model's "why" may quote what it was sent: stored like any free text, secrets removed.
+    insert.run(engramId, conflict.other_id, conflict.method, conflict.signal ?? 'llm', sanitizeText(conflict.reason).text, at);
+    const id = existing?.id ?? (store.db.prepare('SELECT id FROM engram_conflicts WHERE engram_id = ? AND other_id = ?').get(engramId, conflict.other_id) as { id: number }).id;
+    if (!existing) changes.created('engram_conflicts', { id });
+    ids.push(id);
+  }
+  return ids;
+}
+
+/** Open conflicts that involve an engram (either side). */
+export function openConflictsOf(store: Store, engramId: number): Array<{ id: number; engram_id: number; other_id: number; reason: string }> {
+  return store.db
+    .prepare("SELECT id, engram_id, other_id, reason FROM engram_conflicts WHERE status = 'open' AND (engram_id = ? OR other_id = ?) ORDER BY id")
+    .all(engramId, engramId) as Array<{ id: number; engram_id: number; other_id: number; reason: string }>;
+}
+
+/** Marks conflicts resolved (tracked for the audit entry). */
+export function resolveConflicts(store: Store, changes: ChangeSet, ids: readonly number[], resolution: 'superseded' | 'kept-both' | 'rejected' | 'gone', at: string): void {
+  for (const id of ids) {
+    changes.track('engram_conflicts', { id });
+    store.db.prepare("UPDATE engram_conflicts SET status = 'resolved', resolution = ?, resolved_at = ? WHERE id = ?").run(resolution, at, id);
+  }
+}

@@ -1,0 +1,82 @@
+export {
+  DEDUPE_WINDOW_MINUTES,
+  goProjectKey,
+  goScope,
+  goTopicKey,
+  titleKey,
+  defaultSessionId,
+  suggestTopicKey,
+  extractLearnings,
+} from './rules.js';
+export { observationView, derivedTitle } from './view.js';
+export type { ObservationView } from './view.js';
+export {
+  canonicalProject,
+  projectWarning,
+  migrateProject,
+  mergeProjects,
+  MigrateProjectSchema,
+  MergeProjectsSchema,
+} from './projects.js';
+export type { MigrateProjectInput, MigrateProjectResult, MergeProjectsInput, MergeProjectsResult } from './projects.js';
+export {
+  saveObservation,
+  updateObservation,
+  deleteObservation,
+  capturePassive,
+  splitBody,
+  SaveObservationSchema,
+  UpdateObservationSchema,
+  DeleteObservationSchema,
+  PassiveCaptureSchema,
+} from './save.js';
+export type {
+  Actor,
+  WriteContext,
+  SaveObservationInput,
+  SaveObservationResult,
+  UpdateObservationInput,
+  DeleteObservationInput,
+  PassiveCaptureInput,
+  PassiveCaptureResult,
+} from './save.js';
+export {
+  startSession,
+  endSession,
+  saveSessionSummary,
+  savePrompt,
+  recentSessions,
+  recentPrompts,
+  searchPrompts,
+  ftsQuery,
+  StartSessionSchema,
+  EndSessionSchema,
+  SessionSummarySchema,
+  SavePromptSchema,
+  PROMPT_CHARS,
+} from './sessions.js';
+export type { StartSessionInput, EndSessionInput, SessionSummaryInput, SavePromptInput } from './sessions.js';
+export {
+  getObservation,
+  recentObservations,
+  timeline,
+  formatContext,
+  observationStats,
+  searchObservations,
+  preview,
+  CONTEXT_LIMIT,
+  SEARCH_MAX,
+  RecentObservationsSchema,
+  TimelineSchema,
+  ContextSchema,
+  SearchObservationsSchema,
+} from './read.js';
+export type {
+  RecentObservationsInput,
+  TimelineInput,
+  TimelineResult,
+  ContextInput,
+  SearchObservationsInput,
+  ObservationHit,
+  ObservationSearch,
+} from './read.js';

@@ -1,0 +1,376 @@
+import * as z from 'zod';
+import {
+  contentHash,
+  EngramError,
+  LIMITS,
+  normalizeCategory,
+  normalizeTopicKey,
+  type Engram,
+  type RedactionKind,
+  type Store,
+} from '../../core/index.js';
+import { cleanText } from '../memory/index.js';
+import { updateEngram, deleteEngram, type EngramPatch } from '../memory/index.js';
+import { canonicalProject, projectWarning } from './projects.js';
+import { DEDUPE_WINDOW_MINUTES, defaultSessionId, extractLearnings, goScope, goTopicKey, suggestTopicKey, titleKey } from './rules.js';
+import { observationView, type ObservationView } from './view.js';
+
+/**
+ * Who asked for a change: `agent` (through MCP), `user` (CLI), later `import`, `sync` (issue 15's `learned_by`).
+ * Threaded through every write so the review gate can key on it; nothing here may promote or approve.
+ */
+export type Actor = 'agent' | 'user' | 'import' | 'sync';
+
+/** What a write knows about its caller beyond its arguments. */
+export interface WriteContext {
+  actor: Actor;
+  /** The caller's project (its repository's name, as the hooks know it): the default project, and the spelling
+   * preferred when a given name is the same project. */
+  defaultProject?: string | null | undefined;
+  /** Where the caller works, recorded on sessions it creates. */
+  directory?: string | null | undefined;
+  now?: () => Date;
+}
+
+/** `... [truncated]`, as the Go engram marks a cut observation. */
+const TRUNCATED = '... [truncated]';
+
+export const SaveObservationSchema = z.strictObject({
+  title: z.string(),
+  content: z.string(),
+  type: z.string().optional(),
+  session_id: z.string().optional(),
+  project: z.string().optional(),
+  scope: z.string().optional(),
+  topic_key: z.string().optional(),
+  tool_name: z.string().optional(),
+});
+export type SaveObservationInput = z.infer<typeof SaveObservationSchema>;
+
+/** What saving did: a new row, a revision of the row with the same topic key, or a duplicate counted. */
+export interface SaveObservationResult {
+  status: 'created' | 'revised' | 'duplicate';
+  id: number;
+  observation: ObservationView;
+  /** Given when the caller named no topic key: the key the next save of this topic could use. */
+  suggested_topic_key: string | null;
+  /** Truncation and project-name notes, in the Go engram's words. */
+  warnings: string[];
+  redacted: RedactionKind[];
+}
+
+const required = (value: string, message: string): string => {
+  if (value.trim() === '') throw new EngramError('INVALID_INPUT', message);
+  return value;
+};
+
+/** The observation's type as a kind (at most 40 characters; `manual` when none). */
+function kindOf(type: string | undefined): string {
+  const kind = (type ?? '').trim() || 'manual';
+  if (kind.length > LIMITS.kindChars) {
+    throw new EngramError('INVALID_INPUT', `type is ${kind.length} characters; the limit is ${LIMITS.kindChars}`);
+  }
+  return kind;
+}
+
+/** A category from the type, so filters and injected blocks name it; `general` for `manual` or an unusable type. */
+function categoryOf(kind: string): string {
+  if (kind === 'manual') return 'general';
+  try {
+    return normalizeCategory(kind);
+  } catch {
+    return 'general';
+  }
+}
+
+/** The body as stored: redacted, capped (cut, with the Go engram's marker and warning), never empty. */
+function cleanBody(raw: string, field: string, redacted: Set<RedactionKind>, warnings: string[]): string {
+  const text = cleanText(raw, field, Number.MAX_SAFE_INTEGER, redacted);
+  if (text === null) throw new EngramError('INVALID_INPUT', `${field} is empty (after removing private and secret content)`);
+  if (text.length <= LIMITS.contentChars) return text;
+  warnings.push(
+    `⚠ WARNING: Content was truncated from ${text.length} to ${LIMITS.contentChars} chars. Consider splitting into smaller observations.`,
+  );
+  return text.slice(0, LIMITS.contentChars - TRUNCATED.length) + TRUNCATED;
+}
+
+/** The title as stored: redacted, at most 200 characters. */
+function cleanTitle(raw: string, redacted: Set<RedactionKind>, warnings: string[]): string {
+  const title = cleanText(raw, 'title', Number.MAX_SAFE_INTEGER, redacted);
+  if (title === null) throw new EngramError('INVALID_INPUT', 'title is empty (after removing private and secret content)');
+  if (title.length <= LIMITS.titleChars) return title;
+  warnings.push(`⚠ WARNING: Title was truncated from ${title.length} to ${LIMITS.titleChars} chars.`);
+  return `${title.slice(0, LIMITS.titleChars - 1).trimEnd()}…`;
+}
+
+/**
+ * An engram keeps what is injected (`text`, ≤ 2,000 characters) apart from long detail (`content`). An observation
+ * body that fits is the text; a longer one is kept whole as content, with its opening as the text.
+ */
+export function splitBody(body: string): { text: string; content: string | null } {
+  if (body.length <= LIMITS.textChars) return { text: body, content: null };
+  const head = body.slice(0, LIMITS.textChars - 1);
+  const cut = head.lastIndexOf(' ');
+  return { text: `${(cut > LIMITS.textChars / 2 ? head.slice(0, cut) : head).trimEnd()}…`, content: body };
+}
+
+/** The whole body of an engram as an observation. */
+const bodyOf = (engram: Engram): string => engram.content ?? engram.text;
+const sameBody = (a: string, b: string): boolean => a.split(/\s+/).join(' ').toLowerCase() === b.split(/\s+/).join(' ').toLowerCase();
+
+/** A topic key from the Go API: its rules (cut at 120), then ours (no secrets in an identifier). */
+function topicKeyOf(raw: string | undefined): string | null {
+  const key = goTopicKey(raw);
+  return key === null ? null : normalizeTopicKey(key);
+}
+
+/**
+ * Saves an observation the Go engram's way (`mem_save`, `POST /observations`), as one engram in one transaction:
+ *
+ * 1. the project is resolved ({@link canonicalProject}), the scope normalised (`personal` or `project`), the session
+ *    defaults to `manual-save-<project>` and is created if missing, the type defaults to `manual`;
+ * 2. title and content are redacted (secrets and `<private>` spans) and capped, with a warning;
+ * 3. with a topic key, the live engram of the same key, project and scope is revised in place (type, title, body,
+ *    tool; `revision_count` + 1);
+ * 4. else the same body, normalised title, type, project and scope saved within the last 15 minutes counts a
+ *    duplicate (`duplicate_count` + 1) instead of a row;
+ * 5. else a new engram is stored: injected by the hooks like any other, found by every search.
+ */
+export function saveObservation(store: Store, input: SaveObservationInput, context: WriteContext): SaveObservationResult {
+  required(input.title, 'title is required and cannot be empty');
+  required(input.content, 'content is required and cannot be empty');
+  const now = (context.now ?? (() => new Date()))();
+  const at = now.toISOString();
+  const kind = kindOf(input.type);
+  const scope = goScope(input.scope);
+  const topicKey = topicKeyOf(input.topic_key);
+  const redacted = new Set<RedactionKind>();
+  const warnings: string[] = [];
+  const title = cleanTitle(input.title, redacted, warnings);
+  const body = cleanBody(input.content, 'content', redacted, warnings);
+  const { text, content } = splitBody(body);
+  const toolName = input.tool_name?.trim() || null;
+
+  const result = store.write(() => {
+    const projectRaw = input.project?.trim() || context.defaultProject || '';
+    const project = canonicalProject(store, projectRaw, context.defaultProject);
+    const warning = projectWarning(input.project, project);
+    if (warning) warnings.push(warning);
+    const sessionId = input.session_id?.trim() || defaultSessionId(project);
+    store.sessions.ensure(sessionId, { project, cwd: context.directory ?? null, at });
+
+    if (topicKey !== null) {
+      const existing = store.engrams.findLiveByTopic(topicKey, project, scope);
+      if (existing) {
+        const engram = store.engrams.update(existing.id, {
+          kind,
+          title,
+          text,
+          content,
+          category: categoryOf(kind),
+          tool_name: toolName,
+          revision_count: existing.revision_count + 1,
+          updated_at: at,
+          last_seen_at: at,
+        });
+        return { status: 'revised' as const, engram };
+      }
+    }
+    const since = new Date(now.getTime() - DEDUPE_WINDOW_MINUTES * 60_000).toISOString();
+    const duplicate = store.observations
+      .recentDuplicates(contentHash(text), project, scope, kind, since)
+      .find((candidate) => titleKey(candidate.title ?? '') === titleKey(title) && sameBody(bodyOf(candidate), body));
+    if (duplicate) {
+      const engram = store.engrams.update(duplicate.id, { duplicate_count: duplicate.duplicate_count + 1, last_seen_at: at, updated_at: at });
+      return { status: 'duplicate' as const, engram };
+    }
+    const engram = store.engrams.insert({
+      kind,
+      title,
+      text,
+      content,
+      category: categoryOf(kind),
+      tags: [],
+      prerequisites: null,
+      source: 'manual',
+      source_sessions: [sessionId],
+      session_id: sessionId,
+      tool_name: toolName,
+      occurrence_count: 1,
+      times_matched: 0,
+      last_matched_at: null,
+      pinned: false,
+      auto_pinned: false,
+      deprecated: false,
+      deprecated_reason: null,
+      project,
+      scope,
+      topic_key: topicKey,
+      revision_count: 0,
+      duplicate_count: 0,
+      created_at: at,
+      updated_at: at,
+      last_seen_at: at,
+      deleted_at: null,
+    });
+    return { status: 'created' as const, engram };
+  });
+  return {
+    status: result.status,
+    id: result.engram.id,
+    observation: observationView(result.engram),
+    suggested_topic_key: topicKey === null ? suggestTopicKey(kind, input.title, input.content) : null,
+    warnings,
+    redacted: [...redacted],
+  };
+}
+
+export const UpdateObservationSchema = z.strictObject({
+  id: z.number().int().positive(),
+  type: z.string().optional(),
+  title: z.string().optional(),
+  content: z.string().optional(),
+  project: z.string().optional(),
+  scope: z.string().optional(),
+  topic_key: z.string().optional(),
+});
+export type UpdateObservationInput = z.infer<typeof UpdateObservationSchema>;
+
+/** Partial update of one observation (`mem_update`, `PATCH /observations/{id}`): only the fields given change. */
+export function updateObservation(
+  store: Store,
+  input: UpdateObservationInput,
+  context: WriteContext,
+): { observation: ObservationView; warnings: string[]; redacted: RedactionKind[] } {
+  const { id, ...fields } = input;
+  if (Object.values(fields).every((value) => value === undefined)) {
+    throw new EngramError('INVALID_INPUT', 'provide at least one field to update');
+  }
+  const warnings: string[] = [];
+  const redacted = new Set<RedactionKind>();
+  const patch: EngramPatch = {};
+  if (fields.type !== undefined) {
+    patch.kind = kindOf(fields.type);
+    patch.category = categoryOf(patch.kind);
+  }
+  if (fields.title !== undefined) patch.title = cleanTitle(required(fields.title, 'title cannot be empty'), redacted, warnings);
+  if (fields.content !== undefined) {
+    const split = splitBody(cleanBody(required(fields.content, 'content cannot be empty'), 'content', redacted, warnings));
+    patch.text = split.text;
+    patch.content = split.content;
+  }
+  if (fields.topic_key !== undefined) patch.topic_key = topicKeyOf(fields.topic_key);
+  const result = store.write(() => {
+    const current = store.engrams.get(id);
+    if (!current || current.deleted_at !== null) throw new EngramError('NOT_FOUND', `Observation #${id} not found`, { details: { id } });
+    if (fields.project !== undefined) {
+      patch.project = canonicalProject(store, fields.project, context.defaultProject);
+      const warning = projectWarning(fields.project, patch.project);
+      if (warning) warnings.push(warning);
+    }
+    // The scope stays as it was unless given (moving an observation to another project does not make it personal).
+    patch.scope = fields.scope !== undefined ? goScope(fields.scope) : current.scope;
+    return updateEngram(store, id, patch, context.now ? { now: context.now } : {});
+  });
+  result.redacted.forEach((kind) => redacted.add(kind));
+  return { observation: observationView(result.engram), warnings, redacted: [...redacted] };
+}
+
+export const DeleteObservationSchema = z.strictObject({ id: z.number().int().positive(), hard_delete: z.boolean().optional() });
+export type DeleteObservationInput = z.infer<typeof DeleteObservationSchema>;
+
+/**
+ * Deletes an observation: soft by default (hidden from get, search, timeline and injection, kept for export), hard
+ * on request (the row and its learning state are gone). An unknown or already soft-deleted id is NOT_FOUND.
+ */
+export function deleteObservation(store: Store, input: DeleteObservationInput, context: WriteContext): { id: number; hard_delete: boolean } {
+  return store.write(() => {
+    const current = store.engrams.get(input.id);
+    // A hard delete may remove a soft-deleted row; nothing may delete what is not there.
+    if (!current || (current.deleted_at !== null && !input.hard_delete)) {
+      throw new EngramError('NOT_FOUND', `Observation #${input.id} not found`, { details: { id: input.id } });
+    }
+    deleteEngram(store, input.id, { hard: input.hard_delete ?? false, ...(context.now ? { now: context.now } : {}) });
+    return { id: input.id, hard_delete: input.hard_delete ?? false };
+  });
+}
+
+export const PassiveCaptureSchema = z.strictObject({
+  content: z.string(),
+  session_id: z.string().optional(),
+  project: z.string().optional(),
+  source: z.string().optional(),
+});
+export type PassiveCaptureInput = z.infer<typeof PassiveCaptureSchema>;
+
+/** The Go engram's `PassiveCaptureResult`. */
+export interface PassiveCaptureResult {
+  /** Learnings found in the text. */
+  extracted: number;
+  /** New engrams stored. */
+  saved: number;
+  /** Learnings the project already held (same normalised text). */
+  duplicates: number;
+}
+
+/** A passive learning's title: its first 60 characters. */
+const learningTitle = (learning: string): string => (learning.length > 60 ? `${learning.slice(0, 60)}...` : learning);
+
+/**
+ * Passive capture (`mem_capture_passive`, `POST /observations/passive`): each learning of the text's "## Key
+ * Learnings:" section ({@link extractLearnings}) becomes an engram of type `passive` (tool name: the source), unless
+ * the project already holds the same text. All of them in one transaction: a capture is stored whole or not at all.
+ */
+export function capturePassive(store: Store, input: PassiveCaptureInput, context: WriteContext): PassiveCaptureResult {
+  required(input.content, "content is required — include text with a '## Key Learnings:' section");
+  const learnings = extractLearnings(input.content);
+  const result: PassiveCaptureResult = { extracted: learnings.length, saved: 0, duplicates: 0 };
+  if (learnings.length === 0) return result;
+  const at = (context.now ?? (() => new Date()))().toISOString();
+  return store.write(() => {
+    const project = canonicalProject(store, input.project?.trim() || context.defaultProject || '', context.defaultProject);
+    const sessionId = input.session_id?.trim() || defaultSessionId(project);
+    store.sessions.ensure(sessionId, { project, cwd: context.directory ?? null, at });
+    for (const learning of learnings) {
+      const redacted = new Set<RedactionKind>();
+      const body = cleanText(learning, 'learning', LIMITS.contentChars, redacted);
+      if (body === null) continue;
+      const { text, content } = splitBody(body);
+      if (store.observations.liveByHashInProject(contentHash(text), project)) {
+        result.duplicates++;
+        continue;
+      }
+      store.engrams.insert({
+        kind: 'passive',
+        title: learningTitle(body),
+        text,
+        content,
+        category: 'passive',
+        tags: [],
+        prerequisites: null,
+        source: 'extracted',
+        source_sessions: [sessionId],
+        session_id: sessionId,
+        tool_name: input.source?.trim() || null,
+        occurrence_count: 1,
+        times_matched: 0,
+        last_matched_at: null,
+        pinned: false,
+        auto_pinned: false,
+        deprecated: false,
+        deprecated_reason: null,
+        project,
+        scope: 'project',
+        topic_key: null,
+        revision_count: 0,
+        duplicate_count: 0,
+        created_at: at,
+        updated_at: at,
+        last_seen_at: at,
+        deleted_at: null,
+      });
+      result.saved++;
+    }
+    return result;
+  });
+}

@@ -1,0 +1,298 @@
+/**
+ * What a person reviews (`engram review`, later the viewer's Review screen): engrams waiting for a decision — pending
+ * ones, active ones past their freshness, active ones whose code is gone — each with the evidence it was learned from,
+ * the engrams it contradicts and its near-duplicates. Read-only: the decisions are services/gate.
+ * @module
+ */
+import { EngramError, type Engram, type EngramStatus, type Store } from '../../core/index.js';
+import {
+  changedColumns,
+  entryBySeq,
+  freshness,
+  governancePolicy,
+  isStale,
+  listAudit,
+  sourcesOf,
+  staleAfter,
+  undoneBy,
+  type GovernancePolicy,
+  type StoredSource,
+} from '../governance/index.js';
+import { contentWords, wordOverlap } from '../learn/index.js';
+import { resolveEngram, type EngramRef } from '../memory/index.js';
+
+/** Why an engram is in the queue. */
+export type ReviewReason = 'pending' | 'conflict' | 'stale' | 'code-gone';
+
+/** One side of a conflict, as review shows it. */
+export interface ConflictView {
+  conflict_id: number;
+  other_id: number;
+  other_text: string;
+  other_status: EngramStatus | null;
+  method: 'rules' | 'llm';
+  signal: string;
+  reason: string;
+  status: 'open' | 'resolved';
+  resolution: string | null;
+}
+
+/** One item of the review queue. */
+export interface ReviewItem {
+  engram: Engram;
+  reasons: ReviewReason[];
+  /** When it turned (or turns) stale; null when it never does. */
+  stale_after: string | null;
+  /** Where it was learned: the quote, session, tape and moment (extracted engrams), newest source first. */
+  evidence: Array<Pick<StoredSource, 'session_id' | 'tape_id' | 'event_from' | 'event_to' | 'quote' | 'files' | 'spans'>>;
+  conflicts: ConflictView[];
+  /** Live engrams saying nearly the same (word overlap ≥ 0.5): candidates to reject as already known. */
+  near_duplicates: Array<{ id: number; text: string; status: EngramStatus; similarity: number }>;
+}
+
+/** The queue and how many items it has in all. */
+export interface ReviewQueue {
+  items: ReviewItem[];
+  total: number;
+  counts: Record<ReviewReason, number>;
+}
+
+/** Word overlap from which review shows another engram as a near-duplicate (merging is at 0.7, services/learn). */
+export const NEAR_DUPLICATE_OVERLAP = 0.5;
+
+/** Conflicts of an engram, both directions, open first. */
+export function conflictsOf(store: Store, engramId: number): ConflictView[] {
+  const rows = store.db
+    .prepare(
+      `SELECT c.*, e.text AS other_text, e.status AS other_status FROM engram_conflicts c
+         LEFT JOIN engrams e ON e.id = CASE WHEN c.engram_id = @id THEN c.other_id ELSE c.engram_id END
+        WHERE c.engram_id = @id OR c.other_id = @id ORDER BY c.status = 'open' DESC, c.id`,
+    )
+    .all({ id: engramId }) as Array<{
+    id: number;
+    engram_id: number;
+    other_id: number;
+    method: 'rules' | 'llm';
+    signal: string;
+    reason: string;
+    status: 'open' | 'resolved';
+    resolution: string | null;
+    other_text: string | null;
+    other_status: EngramStatus | null;
+  }>;
+  return rows.map((row) => ({
+    conflict_id: row.id,
+    other_id: row.engram_id === engramId ? row.other_id : row.engram_id,
+    other_text: row.other_text ?? '(forgotten)',
+    other_status: row.other_status,
+    method: row.method,
+    signal: row.signal,
+    reason: row.reason,
+    status: row.status,
+    resolution: row.resolution,
+  }));
+}
+
+// Word sets of stored texts, per store, by id and content hash: review compares each item with every live engram.
+const wordCache = new WeakMap<Store, Map<number, { hash: string; words: Set<string> }>>();
+
+interface Candidate {
+  id: number;
+  text: string;
+  content_hash: string;
+  status: EngramStatus;
+  project: string | null;
+}
+
+function nearDuplicates(store: Store, engram: Engram, pool: readonly Candidate[]): ReviewItem['near_duplicates'] {
+  let cache = wordCache.get(store);
+  if (!cache) wordCache.set(store, (cache = new Map()));
+  const wordsOf = (item: Candidate): Set<string> => {
+    let entry = cache.get(item.id);
+    if (!entry || entry.hash !== item.content_hash) cache.set(item.id, (entry = { hash: item.content_hash, words: contentWords(item.text) }));
+    return entry.words;
+  };
+  const mine = contentWords(engram.text);
+  return pool
+    .filter((other) => other.id !== engram.id && (other.project === null || engram.project === null || other.project === engram.project))
+    .map((other) => ({ id: other.id, text: other.text, status: other.status, similarity: Math.round(wordOverlap(mine, wordsOf(other)) * 100) / 100 }))
+    .filter((other) => other.similarity >= NEAR_DUPLICATE_OVERLAP)
+    .sort((a, b) => b.similarity - a.similarity)
+    .slice(0, 5);
+}
+
+/** Options for {@link reviewQueue}. */
+export interface ReviewOptions {
+  policy?: GovernancePolicy;
+  now?: Date;
+  /** Only these reasons. */
+  reasons?: readonly ReviewReason[];
+  /** Only engrams of this project (and personal ones). */
+  project?: string;
+  limit?: number;
+}
+
+type QueueRow = Pick<Engram, 'id' | 'kind' | 'status' | 'liveness' | 'confirmed_at' | 'last_matched_at' | 'created_at' | 'project'> & { conflict: number };
+
+/**
+ * The review queue: pending engrams (contradictions first), then code gone, then stale; oldest first within each.
+ * Candidates are judged on a few columns; whole engrams, evidence and near-duplicates are read for the page only.
+ */
+export function reviewQueue(store: Store, options: ReviewOptions = {}): ReviewQueue {
+  const fresh = freshness(options.policy ?? governancePolicy(), options.now ?? new Date());
+  const limit = options.limit ?? 50;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new EngramError('INVALID_INPUT', `limit must be an integer from 1 to 1000, got ${limit}`);
+  return store.read(() => {
+    const rows = store.db
+      .prepare(
+        `SELECT id, kind, status, liveness, confirmed_at, last_matched_at, created_at, project,
+                EXISTS (SELECT 1 FROM engram_conflicts c WHERE c.status = 'open' AND (c.engram_id = engrams.id OR c.other_id = engrams.id)) AS conflict
+           FROM engrams WHERE deleted_at IS NULL AND status IN ('pending', 'active') AND (? IS NULL OR project IS NULL OR project = ?)`,
+      )
+      .all(options.project ?? null, options.project ?? null) as QueueRow[];
+    const candidates: Array<{ row: QueueRow; reasons: ReviewReason[] }> = [];
+    for (const row of rows) {
+      const reasons: ReviewReason[] = [];
+      if (row.status === 'pending') {
+        reasons.push('pending');
+        if (row.conflict) reasons.push('conflict');
+      } else {
+        if (row.liveness === 'gone') reasons.push('code-gone');
+        if (isStale(row, fresh)) reasons.push('stale');
+      }
+      if (reasons.length && (!options.reasons || reasons.some((reason) => options.reasons?.includes(reason)))) candidates.push({ row, reasons });
+    }
+    const rank = (reasons: ReviewReason[]): number => (reasons.includes('conflict') ? 0 : reasons.includes('pending') ? 1 : reasons.includes('code-gone') ? 2 : 3);
+    candidates.sort((a, b) => rank(a.reasons) - rank(b.reasons) || a.row.created_at.localeCompare(b.row.created_at) || a.row.id - b.row.id);
+    const counts: Record<ReviewReason, number> = { pending: 0, conflict: 0, stale: 0, 'code-gone': 0 };
+    for (const candidate of candidates) for (const reason of candidate.reasons) counts[reason]++;
+    const page = candidates.slice(0, limit);
+    const engrams = new Map(store.engrams.getMany(page.map((item) => item.row.id)).map((engram) => [engram.id, engram]));
+    const pool = page.length
+      ? (store.db
+          .prepare("SELECT id, text, content_hash, status, project FROM engrams WHERE deleted_at IS NULL AND status IN ('pending', 'active')")
+          .all() as Candidate[])
+      : [];
+    const items = page.map(({ row, reasons }): ReviewItem => {
+      const engram = engrams.get(row.id) as Engram;
+      const after = staleAfter(engram, fresh);
+      return {
+        engram,
+        reasons,
+        stale_after: after ? after.toISOString() : null,
+        evidence: sourcesOf(store, engram.id)
+          .reverse()
+          .map(({ session_id, tape_id, event_from, event_to, quote, files, spans }) => ({ session_id, tape_id, event_from, event_to, quote, files, spans })),
+        conflicts: conflictsOf(store, engram.id),
+        near_duplicates: nearDuplicates(store, engram, pool),
+      };
+    });
+    return { items, total: candidates.length, counts };
+  });
+}
+
+/** Conflicts across the store (`engram conflicts`): open ones by default, each with both sides. */
+export function listConflicts(store: Store, options: { all?: boolean; limit?: number } = {}): Array<ConflictView & { engram_id: number; engram_text: string; engram_status: EngramStatus | null; created_at: string; resolved_at: string | null }> {
+  return store.read(() =>
+    (
+      store.db
+        .prepare(
+          `SELECT c.*, a.text AS engram_text, a.status AS engram_status, b.text AS other_text, b.status AS other_status
+             FROM engram_conflicts c LEFT JOIN engrams a ON a.id = c.engram_id LEFT JOIN engrams b ON b.id = c.other_id
+            WHERE (? OR c.status = 'open') ORDER BY c.id DESC LIMIT ?`,
+        )
+        .all(options.all ? 1 : 0, options.limit ?? 100) as Array<{
+        id: number;
+        engram_id: number;
+        other_id: number;
+        method: 'rules' | 'llm';
+        signal: string;
+        reason: string;
+        status: 'open' | 'resolved';
+        resolution: string | null;
+        created_at: string;
+        resolved_at: string | null;
+        engram_text: string | null;
+        engram_status: EngramStatus | null;
+        other_text: string | null;
+        other_status: EngramStatus | null;
+      }>
+    ).map((row) => ({
+      conflict_id: row.id,
+      engram_id: row.engram_id,
+      engram_text: row.engram_text ?? '(forgotten)',
+      engram_status: row.engram_status,
+      other_id: row.other_id,
+      other_text: row.other_text ?? '(forgotten)',
+      other_status: row.other_status,
+      method: row.method,
+      signal: row.signal,
+      reason: row.reason,
+      status: row.status,
+      resolution: row.resolution,
+      created_at: row.created_at,
+      resolved_at: row.resolved_at,
+    })),
+  );
+}
+
+/** One step of an engram's life (`engram history`). */
+export interface HistoryStep {
+  token: string;
+  at: string;
+  actor: string;
+  via: string;
+  op: string;
+  reason: string | null;
+  /** Columns of this engram that changed, before → after (created: before null; removed: after null). */
+  fields: Record<string, { before: unknown; after: unknown }>;
+  /** Other rows the operation changed for it (conflicts, sources, statistics), by table. */
+  related: Record<string, number>;
+  undone_by: string | null;
+  /** This step undid the operation with this token. */
+  undoes: string | null;
+}
+
+/** An engram's life from the audit log, oldest first; works for forgotten engrams too (by id). */
+export function engramHistory(store: Store, ref: EngramRef): { id: number; engram: Engram | null; steps: HistoryStep[] } {
+  return store.read(() => {
+    let id: number;
+    let engram: Engram | null = null;
+    try {
+      engram = resolveEngram(store, ref, { includeDeleted: true });
+      id = engram.id;
+    } catch (error) {
+      if (typeof ref !== 'number') throw error;
+      id = ref;
+    }
+    const entries = listAudit(store, { engramId: id, order: 'asc', limit: 10_000 });
+    if (!engram && entries.length === 0) throw new EngramError('NOT_FOUND', `engram ${String(ref)} does not exist and has no history`);
+    const steps = entries.map((entry): HistoryStep => {
+      const fields: HistoryStep['fields'] = {};
+      const related: Record<string, number> = {};
+      for (const change of entry.changes) {
+        if (change.table === 'engrams' && change.key.id === id) {
+          const columns = change.before === null || change.after === null ? ['status', 'text'] : changedColumns(change);
+          for (const column of columns) fields[column] = { before: change.before?.[column] ?? null, after: change.after?.[column] ?? null };
+        } else if (change.table !== 'engrams') {
+          related[change.table] = (related[change.table] ?? 0) + 1;
+        }
+      }
+      const undone = undoneBy(store, entry.seq);
+      const target = entry.undoes !== null ? entryBySeq(store, entry.undoes) : undefined;
+      return {
+        token: entry.token,
+        at: entry.at,
+        actor: entry.actor,
+        via: entry.via,
+        op: entry.op,
+        reason: entry.reason,
+        fields,
+        related,
+        undone_by: undone?.token ?? null,
+        undoes: target?.token ?? null,
+      };
+    });
+    return { id, engram, steps };
+  });
+}
