@@ -92,7 +92,7 @@ const lines = [
   `hit model, area under the ROC curve among the first three results (fit / cv): ${(['hybrid', 'bm25', 'vector'] as const).map((mode) => `${mode} ${report.hits[mode].auc.fit} / ${report.hits[mode].auc.cv}`).join(', ')}`,
   '',
   ...(['hybrid', 'bm25', 'vector'] as const).flatMap((mode) => [
-    `${mode} abstain threshold ${report.weights.modes[mode].abstain.threshold}; trade-off (cv: threshold → silence worst/mean, kept worst/mean):`,
+    `${mode} abstain threshold ${report.thresholds[mode]}; trade-off (cv: threshold → silence worst/mean, kept worst/mean):`,
     report.curves[mode]
       .filter((p) => Math.round(p.threshold * 100) % 5 === 0)
       .map((p) => `${p.threshold.toFixed(2)} → ${pct(p.silence.worst)}/${pct(p.silence.mean)}, ${pct(p.kept.worst)}/${pct(p.kept.mean)}`)

@@ -38,16 +38,14 @@ function renderExplain(response: SearchResponse): string[] {
   const { fusion, confidence, abstain } = explain;
   const terms = abstain.terms.map((t) => `${t.term} ${t.weight.toFixed(2)}`).join(', ');
   const sizes = `list sizes bm25 ${fusion.lists.bm25}, vector ${fusion.lists.vector}, anchor ${fusion.lists.anchor}`;
-  const push = (value: number, weight: number): string => `${value * weight >= 0 ? '+' : ''}${(value * weight).toFixed(2)}`;
   return [
     '',
     `fusion: RRF k ${fusion.k}; weights bm25 ${fusion.weights.bm25}, vector ${fusion.weights.vector}, anchor ${fusion.weights.anchor}; ${sizes}`,
     `confidence (${confidence.model} model): P(relevant) = σ(${confidence.intercept.toFixed(2)} + ${confidence.features.map((name, i) => `${(confidence.weights[i] ?? 0).toFixed(2)} × ${name}`).join(' + ')})`,
     `query terms (weight = IDF in this store): ${terms || '—'}`,
     abstain.best
-      ? `best coverage: #${abstain.best.id} holds ${abstain.best.matched.join(', ') || 'none'} = ${Math.round(abstain.best.coverage * 100)} % of the weight`
+      ? `best coverage: #${abstain.best.id} holds ${abstain.best.matched.join(', ') || 'none'} = ${Math.round(abstain.best.coverage * 100)} % of the weight${abstain.best.agreed ? ', and both lists put it in their top 3' : ''}`
       : 'best coverage: no result',
-    `abstain model (${abstain.model}): P(answer among the first three) = ${abstain.probability} (needs ${abstain.threshold}); ${abstain.features.map((f) => `${f.name} ${f.value} (${push(f.value, f.weight)})`).join(', ')}`,
     `abstain rule: ${abstain.rule}`,
     `verdict: ${abstain.weak ? `silent: ${abstain.weak}` : 'answer'}`,
   ];

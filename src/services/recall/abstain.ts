@@ -1,4 +1,5 @@
 import { searchTerms } from './text.js';
+import { TUNING } from './tuning.js';
 
 /**
  * Words that carry conversation, not a topic: acknowledgements, go-aheads, politeness, filler. Stemmed like search
@@ -44,83 +45,68 @@ export function queryTerms(query: string): string[] {
   return [...new Set(searchTerms(text).filter((term) => !CONVERSATIONAL.has(term)))];
 }
 
-/** Which fitted models a search's abstain decision uses: the mode's, or BM25's when hybrid had no vectors. */
-export type AbstainModel = 'hybrid' | 'bm25' | 'vector';
+/** The share of the query's weight (each term its IDF) that a memory's terms hold. */
+export function weightedCoverage(terms: readonly string[], idf: (term: string) => number, memory: ReadonlySet<string>): number {
+  let total = 0;
+  let held = 0;
+  for (const term of terms) {
+    const weight = idf(term);
+    total += weight;
+    if (memory.has(term)) held += weight;
+  }
+  return total > 0 ? held / total : 0;
+}
 
-/** Why the classifier spoke or stayed silent, for `engram search --explain`. */
+/** A candidate the weak-match rule looks at: its analysed terms, and whether both lists put it near the top. */
+export interface MatchCandidate {
+  id: number;
+  terms: ReadonlySet<string>;
+  agreed: boolean;
+  /** Cosine similarity to the query, when the vector list holds it. */
+  similarity: number | null;
+}
+
+/** Why the rule spoke or stayed silent, for `engram search --explain`. */
 export interface WeakMatchVerdict {
-  /** Null when the search answers; otherwise why it stays silent. */
+  /** Null when the best match is good enough; otherwise why the search stays silent. */
   weak: string | null;
   /** Each query term and its weight (IDF in this store). */
   terms: Array<{ term: string; weight: number }>;
-  /** The result among the first three that covered most of the query, its coverage and the terms it holds. */
-  best: { id: number; coverage: number; matched: string[] } | null;
-  /** The fitted model that decided (ranker-weights.json), its probability that the first three hold an answer,
-   * and the probability it needs to answer. */
-  model: AbstainModel;
-  probability: number;
-  threshold: number;
-  /** Each query feature (features.ts QUERY_FEATURES), its value and weight: value × weight is its push. */
-  features: Array<{ name: string; value: number; weight: number }>;
+  /** The candidate that covered most of the query, its coverage and the terms it holds. */
+  best: { id: number; coverage: number; matched: string[]; agreed: boolean } | null;
   rule: string;
 }
 
-/** A result the verdict describes: its id, coverage, and which query terms it holds. */
-export interface JudgedResult {
-  id: number;
-  coverage: number;
-  matched: readonly string[];
-}
-
-const pct = (share: number): string => `${Math.round(share * 100)} %`;
-
 /**
- * The abstain classifier, shared by `engram search` and every hook: a logistic model over the query features
- * (features.ts) gives the probability that the first three results hold an answer; below the model's threshold the
- * results are nearest neighbours, not answers. Weights and thresholds were fitted on the dev splits
- * (bench/train-ranker.mjs; docs/SEARCH.md has the trade-off between silence and kept recall).
+ * The weak-match rule, shared by `engram search` and the hooks: a search answers only when one of its top results
+ * covers enough of the query's weight (each term weighs its IDF in the store, so the rare, telling word of a query
+ * counts more than a common one), or when the keyword and vector lists agree on a top result that covers some of
+ * it. Everything else is a nearest neighbour, not an answer. Constants and how they were chosen: tuning.ts.
  */
-export function abstainVerdict(input: {
-  model: AbstainModel;
-  classifier: { intercept: number; weights: readonly number[]; threshold: number };
-  featureNames: readonly string[];
-  features: readonly number[];
-  terms: ReadonlyArray<{ term: string; weight: number }>;
-  /** The first three results. */
-  results: readonly JudgedResult[];
-  /** Query terms no engram holds. */
-  unseen: readonly string[];
-}): WeakMatchVerdict {
-  const { classifier } = input;
-  let z = classifier.intercept;
-  input.features.forEach((value, i) => (z += (classifier.weights[i] ?? 0) * value));
-  const probability = 1 / (1 + Math.exp(-z));
-  const rounded = (value: number): number => Math.round(value * 1000) / 1000;
+export function weakMatch(
+  terms: readonly string[],
+  idf: (term: string) => number,
+  candidates: readonly MatchCandidate[],
+  /** The embedder kind's similarity that counts as an answer on its own (TUNING.abstain.similarity), if any. */
+  semantic?: number,
+): WeakMatchVerdict {
+  const { coverage: needed, agreedCoverage } = TUNING.abstain;
+  const weighted = terms.map((term) => ({ term, weight: Math.round(idf(term) * 1000) / 1000 }));
+  const total = weighted.reduce((sum, t) => sum + t.weight, 0);
+  const rule = `answer when a top result covers ≥ ${needed} of the query's weight, or ≥ ${agreedCoverage} when keyword and vector search agree on it${semantic !== undefined ? `, or its vector similarity is ≥ ${semantic}` : ''}`;
   let best: WeakMatchVerdict['best'] = null;
-  for (const result of input.results) {
-    if (!best || result.coverage > best.coverage) best = { id: result.id, coverage: rounded(result.coverage), matched: [...result.matched] };
+  let speaks = false;
+  for (const candidate of candidates) {
+    const matched = weighted.filter((t) => candidate.terms.has(t.term));
+    const coverage = total > 0 ? matched.reduce((sum, t) => sum + t.weight, 0) / total : 0;
+    if (!best || coverage > best.coverage) best = { id: candidate.id, coverage: Math.round(coverage * 1000) / 1000, matched: matched.map((t) => t.term), agreed: candidate.agreed };
+    if (coverage >= needed || (candidate.agreed && coverage >= agreedCoverage)) speaks = true;
+    if (semantic !== undefined && candidate.similarity !== null && candidate.similarity >= semantic) speaks = true;
   }
-  const total = input.terms.reduce((sum, t) => sum + t.weight, 0);
-  const unseenWeight = input.terms.filter((t) => input.unseen.includes(t.term)).reduce((sum, t) => sum + t.weight, 0);
-  const reasons = [
-    best ? `the best match (#${best.id}) covers ${pct(best.coverage)} of the query's weight` : 'nothing matched',
-    ...(unseenWeight > 0 && total > 0 ? [`${pct(unseenWeight / total)} of it is in words no memory holds (${input.unseen.join(', ')})`] : []),
-  ];
-  const needs = rounded(classifier.threshold);
-  const weak =
-    input.results.length === 0
-      ? 'nothing matched'
-      : probability < classifier.threshold
-        ? `confidence ${rounded(probability)} that the first results answer the query, below the ${needs} it needs: ${reasons.join('; ')}`
-        : null;
-  return {
-    weak,
-    terms: input.terms.map((t) => ({ term: t.term, weight: rounded(t.weight) })),
-    best,
-    model: input.model,
-    probability: rounded(probability),
-    threshold: needs,
-    features: input.featureNames.map((name, i) => ({ name, value: rounded(input.features[i] ?? 0), weight: rounded(classifier.weights[i] ?? 0) })),
-    rule: `answer when the ${input.model} abstain model's probability that the first three results hold an answer is ≥ ${needs}`,
-  };
+  const weak = speaks
+    ? null
+    : best
+      ? `the best match (#${best.id}) covers ${Math.round(best.coverage * 100)} % of the query's weight${best.agreed ? ' (both lists agree on it)' : ''}; the rule needs ${Math.round(needed * 100)} % (${Math.round(agreedCoverage * 100)} % when both lists agree${semantic !== undefined ? `, or a vector similarity of ${semantic}` : ''})`
+      : 'nothing matched';
+  return { weak, terms: weighted, best, rule };
 }

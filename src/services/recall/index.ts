@@ -1,12 +1,12 @@
 export { createSearchEngine, learnedRelevance, SEARCH_MODES } from './search.js';
 export { searchTerms } from './text.js';
 export type { LearnedRelevance, SearchEngine, SearchEngineOptions, SearchRequest, SearchResponse, SearchHit, SearchMode } from './search.js';
-export { abstainReason, abstainVerdict, queryTerms } from './abstain.js';
-export type { AbstainModel, AbstainReason, JudgedResult, WeakMatchVerdict } from './abstain.js';
+export { abstainReason, queryTerms, weakMatch } from './abstain.js';
+export type { AbstainReason, MatchCandidate, WeakMatchVerdict } from './abstain.js';
 export { candidateFeatures, queryFeatures, hitFeatures, logit, CANDIDATE_FEATURES, QUERY_FEATURES, HIT_FEATURES } from './features.js';
 export type { CandidateSignals, QuerySignals, CandidateFeature, QueryFeature } from './features.js';
 export { rankerWeights, parseRankerWeights, probability, logOdds, RankerWeightsSchema } from './ranker.js';
-export type { RankerWeights, ModeModels, Logistic } from './ranker.js';
+export type { RankerWeights, ModeModels, Logistic, RankerMode } from './ranker.js';
 export { fitLogistic } from './logistic.js';
 export type { LogisticRow, LogisticFit } from './logistic.js';
 export { reciprocalRankFusion } from './fusion.js';

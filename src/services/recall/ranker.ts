@@ -2,6 +2,9 @@ import * as z from 'zod';
 import { CANDIDATE_FEATURES, HIT_FEATURES, QUERY_FEATURES } from './features.js';
 import weightsFile from './ranker-weights.json' with { type: 'json' };
 
+/** Which mode's models a search reads: the mode's own, or BM25's when hybrid had no vectors. */
+export type RankerMode = 'hybrid' | 'bm25' | 'vector';
+
 /** A logistic model: P = 1 / (1 + e^-(intercept + Σ weight · feature)). */
 const LogisticSchema = z.strictObject({
   intercept: z.number(),
@@ -13,8 +16,6 @@ const ModeModelsSchema = z.strictObject({
   /** P(a candidate is relevant | its CANDIDATE_FEATURES), over every candidate of a search: what the query features
    * read about the first results. */
   candidate: LogisticSchema,
-  /** P(the first three results hold an answer | QUERY_FEATURES), and the probability below which search is silent. */
-  abstain: LogisticSchema.extend({ threshold: z.number().min(0).max(1) }),
   /** P(a returned result answers the query | HIT_FEATURES): each result's `confidence`, what hooks inject on. */
   hit: LogisticSchema,
 });
@@ -42,7 +43,6 @@ export function parseRankerWeights(raw: unknown): RankerWeights {
   for (const models of Object.values(weights.modes)) {
     if (
       models.candidate.weights.length !== CANDIDATE_FEATURES.length ||
-      models.abstain.weights.length !== QUERY_FEATURES.length ||
       models.hit.weights.length !== HIT_FEATURES.length
     ) {
       throw new Error('ranker-weights.json: a model has the wrong number of weights');

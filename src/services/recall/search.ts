@@ -10,13 +10,13 @@ import {
   type Store,
   type VectorSpace,
 } from '../../core/index.js';
-import { abstainReason, abstainVerdict, type AbstainModel, type AbstainReason, type WeakMatchVerdict } from './abstain.js';
+import { abstainReason, weakMatch, type AbstainReason, type WeakMatchVerdict } from './abstain.js';
 import { createBm25Cache, type Bm25Cache, type Bm25Filter, type Bm25Index, type Bm25Source } from './bm25.js';
 import { lexicalMatch, queryLexicon, querySignals, scoreCandidates, type CollectedLists, type QueryLexicon, type RankedCandidate } from './candidates.js';
 import { hitFeatures, queryFeatures, type CandidateSignals, type QuerySignals } from './features.js';
 import { fusionLists, reciprocalRankFusion } from './fusion.js';
 import { DEFAULT_STATUSES, passesGates, type SearchEnvironment, type SearchFilters } from './gates.js';
-import { probability, rankerWeights } from './ranker.js';
+import { probability, rankerWeights, type RankerMode } from './ranker.js';
 import { TUNING, type SearchTuning } from './tuning.js';
 import { embedPending } from './vectors.js';
 
@@ -47,7 +47,7 @@ export interface SearchRequest extends SearchFilters {
 export interface SearchExplain {
   fusion: { k: number; weights: { bm25: number; vector: number; anchor: number }; lists: { bm25: number; vector: number; anchor: number } };
   /** The fitted model that gives each result its confidence (ranker-weights.json). */
-  confidence: { model: AbstainModel; features: string[]; intercept: number; weights: number[] };
+  confidence: { model: RankerMode; features: string[]; intercept: number; weights: number[] };
   abstain: WeakMatchVerdict;
 }
 
@@ -89,7 +89,7 @@ export interface SearchResponse {
   /** Only when the request asked for it. */
   explain?: SearchExplain;
   /** Only when the request asked for it: the raw signals of every candidate and of the query. */
-  signals?: { model: AbstainModel; query: QuerySignals; candidates: Array<CandidateSignals & { probability: number }> };
+  signals?: { model: RankerMode; query: QuerySignals; candidates: Array<CandidateSignals & { probability: number }> };
 }
 
 /** Options for {@link createSearchEngine}. */
@@ -336,7 +336,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
         }
       }
 
-      let searched: { space: VectorSpace; vector: Float32Array } | undefined;
+      let searched: { space: VectorSpace; vector: Float32Array; kind: string } | undefined;
       if (mode !== 'bm25' && response.timings.vectors !== 'skipped') {
         const { embedder: active, reason } = await embedder();
         if (!active) {
@@ -369,7 +369,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
               throw new EngramError('INVALID_INPUT', `query vector has ${vector.length} dimensions; ${model.model} has ${space.dim}`);
             }
             if (vector) {
-              searched = { space, vector };
+              searched = { space, vector, kind: model.kind };
               lists.vector = vectorList(space, model, vector, fetch, accept);
             }
           }
@@ -392,7 +392,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
       }
 
       // Which fitted models apply: hybrid's when it has both lists, BM25's when its vectors were skipped or missing.
-      const modelName: AbstainModel = mode === 'hybrid' ? (searched ? 'hybrid' : 'bm25') : mode;
+      const modelName: RankerMode = mode === 'hybrid' ? (searched ? 'hybrid' : 'bm25') : mode;
       const weights = rankerWeights();
       const models = weights.modes[modelName];
       const scored = scoreCandidates(index, lexicon, lists, models);
@@ -407,20 +407,23 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
       const top = adjust(store, ordered, candidates, environment, now()).slice(0, topK);
       const engrams = new Map(store.engrams.getMany(top.map((entry) => entry.id)).map((engram) => [engram.id, engram]));
 
-      // The abstain classifier (abstain.ts), shared with the hooks: do the first results answer, or are they just
-      // the nearest neighbours?
-      const judged = top.slice(0, 3).map((entry) => byId.get(entry.id) as RankedCandidate);
-      const query = querySignals(lexicon, lists);
-      const asked = queryFeatures(query, judged);
-      const verdict = abstainVerdict({
-        model: modelName,
-        classifier: models.abstain,
-        featureNames: weights.queryFeatures,
-        features: asked,
-        terms: lexicon.terms,
-        results: judged.map((c) => ({ id: c.id, coverage: c.coverage, matched: c.matched })),
-        unseen: lexicon.unseen,
-      });
+      // The weak-match rule (abstain.ts), shared with the hooks: are the top results answers or just neighbours? The
+      // candidates' coverage comes from the index (the query terms each holds); similarity only from the vector list.
+      const { top: judgedCount } = TUNING.abstain;
+      const judged = top.slice(0, judgedCount).map((entry) => byId.get(entry.id) as RankedCandidate);
+      const verdict = weakMatch(
+        lexicon.terms.map((t) => t.term),
+        (term) => index.idf(term),
+        judged.map((c) => ({
+          id: c.id,
+          terms: new Set(c.matched),
+          agreed: (c.bm25Rank ?? Infinity) <= judgedCount && (c.vectorRank ?? Infinity) <= judgedCount,
+          similarity: c.vectorRank !== null ? c.similarity : null,
+        })),
+        searched ? TUNING.abstain.similarity[searched.kind] : undefined,
+      );
+      // The hit model reads the query features of the first three results (features.ts).
+      const asked = queryFeatures(querySignals(lexicon, lists), top.slice(0, 3).map((entry) => byId.get(entry.id) as RankedCandidate));
       response.weak = top.length > 0 ? verdict.weak : null;
       if (request.explain) {
         response.explain = {
@@ -430,7 +433,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
         };
       }
       if (request.signals) {
-        response.signals = { model: modelName, query, candidates: scored.map(({ matched: _matched, features: _features, ...signals }) => signals) };
+        response.signals = { model: modelName, query: querySignals(lexicon, lists), candidates: scored.map(({ matched: _matched, features: _features, ...signals }) => signals) };
       }
       if (response.weak && request.abstain !== false) {
         response.abstained = 'weak-match';

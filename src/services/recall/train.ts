@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { AbstainModel } from './abstain.js';
 import { CANDIDATE_FEATURES, candidateFeatures, HIT_FEATURES, hitFeatures, QUERY_FEATURES, queryFeatures, type CandidateSignals, type QuerySignals } from './features.js';
 import { fusionLists, reciprocalRankFusion } from './fusion.js';
 import { fitLogistic, type LogisticRow } from './logistic.js';
-import { probability, type Logistic, type ModeModels, type RankerWeights } from './ranker.js';
+import { probability, type Logistic, type ModeModels, type RankerMode, type RankerWeights } from './ranker.js';
 import { TUNING } from './tuning.js';
 
 /**
@@ -16,7 +15,7 @@ export interface TrainingQuery {
   /** Which set and embedder it came from: every (set, embedder) cell weighs the same in the fit. */
   cell: string;
   set: string;
-  mode: AbstainModel;
+  mode: RankerMode;
   q: string;
   /** Answers the query has (0: unanswerable). */
   answers: number;
@@ -28,14 +27,16 @@ export interface TrainingQuery {
 export interface TrainingReport {
   weights: RankerWeights;
   /** Per mode and cell: recall@10 and MRR of the mode's ordering, in-sample and cross-validated on dev. */
-  retrieval: Array<{ mode: AbstainModel; cell: string; n: number; fit: { recall: number; mrr: number }; cv: { recall: number; mrr: number } }>;
+  retrieval: Array<{ mode: RankerMode; cell: string; n: number; fit: { recall: number; mrr: number }; cv: { recall: number; mrr: number } }>;
   /** Per mode: the cross-validated trade-off of the abstain threshold (worst and mean cell). */
-  curves: Record<AbstainModel, Array<{ threshold: number; silence: { worst: number; mean: number }; kept: { worst: number; mean: number } }>>;
-  /** Per mode and cell at the chosen threshold (cross-validated). */
-  abstain: Array<{ mode: AbstainModel; cell: string; silence: number; kept: number }>;
+  curves: Record<RankerMode, Array<{ threshold: number; silence: { worst: number; mean: number }; kept: { worst: number; mean: number } }>>;
+  /** Per mode: the abstain threshold a learned classifier would need (measured, not shipped: docs/SEARCH.md). */
+  thresholds: Record<RankerMode, number>;
+  /** Per mode and cell at that threshold (cross-validated). */
+  abstain: Array<{ mode: RankerMode; cell: string; silence: number; kept: number }>;
   /** Per mode: how well the hit model separates right from wrong results among the first three (cross-validated
    * area under the ROC curve, in-sample alongside). */
-  hits: Record<AbstainModel, { auc: { fit: number; cv: number }; results: number }>;
+  hits: Record<RankerMode, { auc: { fit: number; cv: number }; results: number }>;
 }
 
 export interface TrainingOptions {
@@ -48,7 +49,7 @@ export interface TrainingOptions {
 }
 
 const K = 10;
-const MODES: AbstainModel[] = ['hybrid', 'bm25', 'vector'];
+const MODES: RankerMode[] = ['hybrid', 'bm25', 'vector'];
 const round = (value: number, digits = 4): number => Math.round(value * 10 ** digits) / 10 ** digits;
 
 /** The fold of a query: from its text, so it never moves (the dev/test split uses another byte of the same hash). */
@@ -56,7 +57,7 @@ export const foldOf = (q: string, folds: number): number => (createHash('sha256'
 
 /** The order a mode returns, as the engine fuses (fusion.ts): hybrid's three lists by reciprocal rank fusion with
  * the tuned weights, a single-signal mode its own list. Indices into `candidates`. */
-export function orderFor(mode: AbstainModel, candidates: ReadonlyArray<CandidateSignals>): number[] {
+export function orderFor(mode: RankerMode, candidates: ReadonlyArray<CandidateSignals>): number[] {
   const index = new Map(candidates.map((c, i) => [c.id, i]));
   const by = (pick: (c: CandidateSignals) => number | null, descending = false): number[] =>
     candidates
@@ -103,7 +104,7 @@ const HITS = 3;
 
 /** A query's ranking, the abstain classifier's features and label for it, and its first results' hit features. */
 function rankQuery(
-  mode: AbstainModel,
+  mode: RankerMode,
   q: TrainingQuery,
   candidate: Logistic,
 ): { order: number[]; features: number[]; recall3: number; hits: Array<{ x: number[]; y: 0 | 1 }> } {
@@ -139,22 +140,23 @@ function auc(scored: ReadonlyArray<{ p: number; y: 0 | 1 }>): number {
   return positives === 0 || negatives === 0 ? 0.5 : (rankSum - (positives * (positives + 1)) / 2) / (positives * negatives);
 }
 
-const blankAbstain = { intercept: 0, weights: QUERY_FEATURES.map(() => 0), threshold: 0 };
 
 /**
- * Fits, per mode, the candidate model (which candidate is an answer) and the abstain model (do the first three
- * hold one), cross-validates both on the same queries, and picks each abstain threshold as the highest whose
- * cross-validated kept recall@3 is at least `keep` in every cell.
+ * Fits, per mode, the candidate model (which candidate is an answer) and the hit model (is a returned result right),
+ * cross-validated on the same queries. It also measures a learned abstain classifier (do the first three hold an
+ * answer) at the highest threshold whose cross-validated kept recall@3 is at least `keep` in every cell; it is
+ * reported, not shipped (it did not beat the weak-match rule on test: docs/SEARCH.md).
  */
 export function trainRanker(all: readonly TrainingQuery[], options: TrainingOptions = {}): TrainingReport {
   const l2 = options.l2 ?? 1;
   const keep = options.keep ?? 0.9;
   const folds = options.folds ?? 5;
-  const modes = {} as Record<AbstainModel, ModeModels>;
+  const modes = {} as Record<RankerMode, ModeModels>;
   const report: TrainingReport = {
     weights: undefined as unknown as RankerWeights,
     retrieval: [],
     curves: { hybrid: [], bm25: [], vector: [] },
+    thresholds: { hybrid: 0, bm25: 0, vector: 0 },
     abstain: [],
     hits: { hybrid: { auc: { fit: 0, cv: 0 }, results: 0 }, bm25: { auc: { fit: 0, cv: 0 }, results: 0 }, vector: { auc: { fit: 0, cv: 0 }, results: 0 } },
   };
@@ -164,7 +166,7 @@ export function trainRanker(all: readonly TrainingQuery[], options: TrainingOpti
     const queries = all.filter((q) => q.mode === mode);
     counts[mode] = queries.length;
     if (queries.length === 0) {
-      modes[mode] = { candidate: { intercept: 0, weights: CANDIDATE_FEATURES.map(() => 0) }, abstain: blankAbstain, hit: { intercept: 0, weights: HIT_FEATURES.map(() => 0) } };
+      modes[mode] = { candidate: { intercept: 0, weights: CANDIDATE_FEATURES.map(() => 0) }, hit: { intercept: 0, weights: HIT_FEATURES.map(() => 0) } };
       continue;
     }
     const weight = cellWeights(queries);
@@ -204,7 +206,6 @@ export function trainRanker(all: readonly TrainingQuery[], options: TrainingOpti
     // The models written to ranker-weights.json: fitted on every dev query.
     const candidate = fit(candidateRows(queries));
     const rankedAll = new Map(queries.map((q) => [q, rankQuery(mode, q, candidate)]));
-    const abstain = fit(queries.map((q) => ({ x: rankedAll.get(q)!.features, y: rankedAll.get(q)!.recall3 > 0 ? 1 : 0, w: weight.get(q.cell) as number })));
     const hit = fit(hitRows(queries, (q) => rankedAll.get(q)!));
     const fitHits = queries.flatMap((q) => rankedAll.get(q)!.hits.map((row) => ({ p: probability(hit, row.x), y: row.y })));
     report.hits[mode] = { auc: { fit: round(auc(fitHits), 3), cv: round(auc(cvHits), 3) }, results: fitHits.length };
@@ -246,7 +247,8 @@ export function trainRanker(all: readonly TrainingQuery[], options: TrainingOpti
       if (Math.min(...points.map((p) => p.kept)) >= keep) threshold = t;
     }
     for (const point of at(threshold)) report.abstain.push({ mode, cell: point.cell, silence: round(point.silence, 3), kept: round(point.kept, 3) });
-    modes[mode] = { candidate, abstain: { ...abstain, threshold }, hit };
+    modes[mode] = { candidate, hit };
+    report.thresholds[mode] = threshold;
   }
 
   report.weights = {

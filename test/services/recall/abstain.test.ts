@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { abstainReason, abstainVerdict } from '../../../src/services/index.js';
+import { abstainReason, TUNING, weakMatch } from '../../../src/services/index.js';
 
 describe('abstainReason', () => {
   it.each([
@@ -39,37 +39,36 @@ describe('abstainReason', () => {
   });
 });
 
-describe('abstainVerdict', () => {
-  // One feature, weight 1, intercept 0: the probability is σ(feature); the model answers from 0.5 up.
-  const classifier = { intercept: 0, weights: [1], threshold: 0.5 };
-  const terms = [
-    { term: 'kubernet', weight: 3 },
-    { term: 'docker', weight: 1 },
-  ];
-  const verdict = (feature: number, results = [{ id: 4, coverage: 0.25, matched: ['docker'] }]) =>
-    abstainVerdict({ model: 'hybrid', classifier, featureNames: ['confidence'], features: [feature], terms, results, unseen: ['kubernet'] });
+describe('weakMatch', () => {
+  const idf = (weights: Record<string, number>) => (term: string) => weights[term] ?? 5;
+  const candidate = (id: number, terms: string[], agreed = false, similarity: number | null = null) => ({ id, terms: new Set(terms), agreed, similarity });
 
-  it('answers when the classifier is confident enough and stays silent below its threshold, saying why', () => {
-    expect(verdict(2).weak).toBeNull();
-    const silent = verdict(-2);
-    expect(silent.probability).toBeCloseTo(0.119, 3);
-    expect(silent.weak).toMatch(/^confidence 0.119 that the first results answer the query, below the 0.5 it needs/);
-    expect(silent.weak).toContain("the best match (#4) covers 25 % of the query's weight");
-    expect(silent.weak).toContain('75 % of it is in words no memory holds (kubernet)');
+  it('answers when a top result covers enough of the query weight, rare terms weighing more', () => {
+    const weights = idf({ docker: 1, build: 1, buildkit: 4 });
+    // "buildkit" alone is 4 / 6 of the weight: enough.
+    expect(weakMatch(['docker', 'build', 'buildkit'], weights, [candidate(1, ['buildkit'])]).weak).toBeNull();
+    // One common word is 1 / 6 of the weight: not enough.
+    expect(weakMatch(['docker', 'build', 'buildkit'], weights, [candidate(1, ['docker'])]).weak).toMatch(/covers 17 %/);
   });
 
-  it('reports the features with their weights, the best result and the rule for --explain', () => {
-    const explained = verdict(1, [
-      { id: 4, coverage: 0.25, matched: ['docker'] },
-      { id: 9, coverage: 0.75, matched: ['kubernet'] },
-    ]);
-    expect(explained.best).toEqual({ id: 9, coverage: 0.75, matched: ['kubernet'] });
-    expect(explained.features).toEqual([{ name: 'confidence', value: 1, weight: 1 }]);
-    expect(explained.rule).toContain('hybrid abstain model');
-    expect(explained.rule).toContain('0.5');
+  it('accepts less coverage when the keyword and vector lists agree on the result', () => {
+    const weights = idf({ a: 1, b: 4 });
+    const terms = ['a', 'b'];
+    expect(weakMatch(terms, weights, [candidate(1, ['a'])]).weak).not.toBeNull();
+    expect(weakMatch(terms, weights, [candidate(1, ['a'], true)]).weak).toBeNull();
   });
 
-  it('is silent with nothing matched', () => {
-    expect(verdict(5, []).weak).toBe('nothing matched');
+  it('answers a paraphrase that shares no word when the vector similarity alone is high enough', () => {
+    const weights = idf({ a: 1, b: 1 });
+    expect(weakMatch(['a', 'b'], weights, [candidate(1, [], false, 0.9)], 0.7).weak).toBeNull();
+    expect(weakMatch(['a', 'b'], weights, [candidate(1, [], false, 0.6)], 0.7).weak).toMatch(/or a vector similarity of 0.7/);
+    expect(weakMatch(['a', 'b'], weights, [candidate(1, [], false, 0.9)]).weak).not.toBeNull();
+  });
+
+  it('reports the best candidate and the rule for --explain, and is silent with no candidates', () => {
+    const verdict = weakMatch(['x', 'y'], idf({ x: 2, y: 2 }), [candidate(7, ['x']), candidate(8, [])]);
+    expect(verdict.best).toEqual({ id: 7, coverage: 0.5, matched: ['x'], agreed: false });
+    expect(verdict.rule).toContain(String(TUNING.abstain.coverage));
+    expect(weakMatch(['x'], idf({}), []).weak).toBe('nothing matched');
   });
 });
