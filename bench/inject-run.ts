@@ -68,13 +68,10 @@ for (const embedder of embedders) {
         modes: embedder === 'none' ? ['bm25'] : ['bm25', 'hybrid'],
         embedder: choiceOf(embedder),
         tuning: searchTuning(settings.config),
-        // As in hooks: the abstain classifier silences weak matches before the relevance rule looks at them.
-        search: { abstain: true },
         inspect(query, response, memoryIdsOf, mode) {
           // Tool events search with BM25 alone (INJECT.toolMode); prompts with the warm server's hybrid.
-          const tool = query.event !== undefined && query.event !== 'UserPromptSubmit';
-          const hookMode: SearchMode = tool ? INJECT.toolMode : embedder === 'none' ? 'bm25' : 'hybrid';
-          const max = tool ? INJECT.toolMax : INJECT.promptMax;
+          const hookMode: SearchMode = query.event && query.event !== 'UserPromptSubmit' ? INJECT.toolMode : embedder === 'none' ? 'bm25' : 'hybrid';
+          const max = query.event && query.event !== 'UserPromptSubmit' ? INJECT.toolMax : INJECT.promptMax;
           if (sweep && mode === hookMode) seen.push({ set, query, response, ids: memoryIdsOf });
           const chosen = response.abstained
             ? []
@@ -82,7 +79,6 @@ for (const embedder of embedders) {
                 max,
                 alreadyShown: new Set(),
                 embedderKind: response.model ? kindOf(embedder) : null,
-                minConfidence: tool ? INJECT.minConfidence.tool : INJECT.minConfidence.prompt,
               });
           for (const key of [mode, ...(mode === hookMode ? ['as hooks run'] : [])]) {
             const t = tally(key);
@@ -127,19 +123,19 @@ console.log(
 if (args.includes('--json')) console.log(JSON.stringify(rows));
 
 if (sweep) {
-  // The hooks' choice over a grid, on the dev splits only (tuningQueryFile refuses test): per set, the share of
-  // answerable queries with a relevant injection and the precision of what is injected.
+  const tunable = INJECT as unknown as { relativeScore: number; promptMax: number; lexical: Record<string, number> };
   const out: string[] = [];
-  const grid = (values: string): number[] => values.split(',').map(Number);
-  for (const max of grid(option('--max', '1,2,3'))) for (const promptMin of grid(option('--prompt-min', '0.25,0.3,0.35,0.4,0.45,0.5'))) for (const toolMin of grid(option('--tool-min', '0.4,0.45,0.5,0.55,0.6'))) {
+  for (const max of [1, 2, 3]) for (const rel of [0, 0.6, 0.75, 0.9]) for (const cov of [0.5, 0.67]) {
+    Object.assign(tunable, { relativeScore: rel });
+    tunable.lexical.minCoverage = cov;
     const per: string[] = [];
     let worstRecall = 1, worstPrecision = 1;
     for (const set of sets) {
       let ans = 0, some = 0, inj = 0, good = 0, un = 0, silent = 0;
       for (const { set: s2, query, response, ids } of seen) {
         if (s2 !== set) continue;
-        const tool = query.event !== undefined && query.event !== 'UserPromptSubmit';
-        const chosen = response.abstained ? [] : chooseHits(response.results, query.hook_query ?? query.q, { max: tool ? Math.min(max, INJECT.toolMax) : max, alreadyShown: new Set(), embedderKind: response.model ? kindOf(embedders[0] as string) : null, minConfidence: tool ? toolMin : promptMin });
+        const tool = query.event && query.event !== 'UserPromptSubmit';
+        const chosen = response.abstained ? [] : chooseHits(response.results, query.hook_query ?? query.q, { max: tool ? Math.min(max, INJECT.toolMax) : max, alreadyShown: new Set(), embedderKind: response.model ? kindOf(embedders[0] as string) : null });
         if (query.relevant.length === 0) { un++; if (chosen.length === 0) silent++; continue; }
         ans++;
         const rel = new Set(query.relevant);
@@ -150,7 +146,7 @@ if (sweep) {
       worstPrecision = Math.min(worstPrecision, good / Math.max(1, inj));
       per.push(`${set} ${(100 * some / ans).toFixed(0)}%/${(100 * good / Math.max(1, inj)).toFixed(0)}%/${(100 * silent / Math.max(1, un)).toFixed(0)}%`);
     }
-    out.push(`max ${max} prompt ${promptMin} tool ${toolMin}: worst injected ${(100 * worstRecall).toFixed(0)}% worst precision ${(100 * worstPrecision).toFixed(0)}% | ${per.join(' | ')}`);
+    out.push(`max ${max} rel ${rel} cov ${cov}: worst injected ${(100 * worstRecall).toFixed(0)}% worst precision ${(100 * worstPrecision).toFixed(0)}% | ${per.join(' | ')}`);
   }
   console.log(out.join('\n'));
 }

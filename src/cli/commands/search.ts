@@ -35,13 +35,11 @@ import type { Action } from '../program.js';
 function renderExplain(response: SearchResponse): string[] {
   const explain = response.explain;
   if (!explain) return [];
-  const { fusion, confidence, abstain } = explain;
+  const { fusion, abstain } = explain;
   const terms = abstain.terms.map((t) => `${t.term} ${t.weight.toFixed(2)}`).join(', ');
-  const sizes = `list sizes bm25 ${fusion.lists.bm25}, vector ${fusion.lists.vector}, anchor ${fusion.lists.anchor}`;
   return [
     '',
-    `fusion: RRF k ${fusion.k}; weights bm25 ${fusion.weights.bm25}, vector ${fusion.weights.vector}, anchor ${fusion.weights.anchor}; ${sizes}`,
-    `confidence (${confidence.model} model): P(relevant) = σ(${confidence.intercept.toFixed(2)} + ${confidence.features.map((name, i) => `${(confidence.weights[i] ?? 0).toFixed(2)} × ${name}`).join(' + ')})`,
+    `fusion: RRF k ${fusion.k}; weights bm25 ${fusion.weights.bm25}, vector ${fusion.weights.vector}, anchor ${fusion.weights.anchor}; list sizes bm25 ${fusion.lists.bm25}, vector ${fusion.lists.vector}, anchor ${fusion.lists.anchor}`,
     `query terms (weight = IDF in this store): ${terms || '—'}`,
     abstain.best
       ? `best coverage: #${abstain.best.id} holds ${abstain.best.matched.join(', ') || 'none'} = ${Math.round(abstain.best.coverage * 100)} % of the weight${abstain.best.agreed ? ', and both lists put it in their top 3' : ''}`

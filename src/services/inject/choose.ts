@@ -27,9 +27,9 @@ export function contentTerms(query: string): Set<string> {
 }
 
 /**
- * How a search hit matches the query — lexically (enough of the query's content terms occur in the engram) or
- * semantically (the nearest vector, with a similarity high for this embedder kind). Recorded with each injection to
- * say why it was shown; the decision itself is the hit's confidence (chooseHits).
+ * Is a search hit good enough to put in front of the agent? Search always returns its nearest neighbours; a hook
+ * must say nothing rather than something weak. Lexical: enough of the query's content terms occur in the engram.
+ * Semantic: the vector similarity is high for this embedder kind.
  */
 export function relevance(hit: SearchHit, terms: ReadonlySet<string>, embedderKind: string | null): Relevance {
   const engram = hit.engram;
@@ -51,29 +51,22 @@ export interface Chosen {
   relevance: Relevance;
 }
 
-/**
- * The results confident enough to inject (their `confidence`, search's fitted probability that they answer the
- * query, reaches `minConfidence`) and not yet shown in this context, best first, at most `max`. Each carries the
- * lexical and semantic match that explains it.
- */
+/** The relevant hits not yet shown in this context, best first, at most `max`. */
 export function chooseHits(
   hits: readonly SearchHit[],
   query: string,
-  options: {
-    max: number;
-    alreadyShown: ReadonlySet<number>;
-    embedderKind: string | null;
-    /** The confidence a result needs (INJECT.minConfidence for the hook's event). */
-    minConfidence: number;
-  },
+  options: { max: number; alreadyShown: ReadonlySet<number>; embedderKind: string | null },
 ): Chosen[] {
   const terms = contentTerms(query);
   const chosen: Chosen[] = [];
   for (const hit of hits) {
     if (chosen.length >= options.max) break;
     if (options.alreadyShown.has(hit.id)) continue;
-    if (hit.confidence < options.minConfidence) continue;
-    chosen.push({ hit, relevance: relevance(hit, terms, options.embedderKind) });
+    // After the first, only what scores close to it: the second and third hits are right far less often.
+    const first = chosen[0];
+    if (first && hit.score < INJECT.relativeScore * first.hit.score) break;
+    const found = relevance(hit, terms, options.embedderKind);
+    if (found.reason) chosen.push({ hit, relevance: found });
   }
   return chosen;
 }

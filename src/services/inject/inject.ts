@@ -180,7 +180,6 @@ export async function injectForQuery(
     max: request.max,
     alreadyShown: store.activity.shownInContext(session.sessionId),
     embedderKind: response.model ? deps.embedderKind() : null,
-    minConfidence: request.event === 'UserPromptSubmit' ? INJECT.minConfidence.prompt : INJECT.minConfidence.tool,
   });
   if (chosen.length === 0) return null;
   const block = renderBlock(

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import * as z from 'zod';
 import { EngramError, formatIssues, openStore, type EmbedderChoice } from '../../core/index.js';
 import { prepareDraft, storeDraft } from '../memory/index.js';
-import { createSearchEngine, type SearchEngineOptions, type SearchMode, type SearchRequest, type SearchResponse } from './search.js';
+import { createSearchEngine, type SearchMode, type SearchRequest, type SearchResponse } from './search.js';
 import type { SearchTuning } from './tuning.js';
 import { embedPending } from './vectors.js';
 
@@ -70,9 +70,7 @@ export interface RetrievalBenchOptions {
   batchSize?: number;
   onProgress?: (stage: 'embed' | 'query', done: number, total: number) => void;
   /** Extra request fields for every search (e.g. `{ abstain: false }` to see the ranking the abstain rule doubts). */
-  search?: Pick<SearchRequest, 'abstain' | 'signals'>;
-  /** Engine options, e.g. `{ skipDecisive: false }` to collect both lists for every query (bench/train-ranker.mjs). */
-  engine?: Pick<SearchEngineOptions, 'skipDecisive'>;
+  search?: Pick<SearchRequest, 'abstain'>;
   /** Sees every response with its query, e.g. to judge what hooks would inject (bench/inject.mjs). */
   inspect?: (query: BenchQuery, response: SearchResponse, memoryIdsOf: (engramId: number) => readonly string[], mode: SearchMode) => void;
 }
@@ -154,16 +152,12 @@ export async function runRetrievalBench(options: RetrievalBenchOptions): Promise
         } catch (error) {
           throw new EngramError('INVALID_INPUT', `memories: line ${index + 1} (${memory.id}): ${(error as Error).message}`);
         }
-        let { engram } = storeDraft(store, draft, at, 'skip');
-        // A labelled set's memories are all meant to be found: review (services/governance) parks turns that read as
-        // contradicting an earlier one as pending, which search hides, and which would make their labels unreachable.
-        // The bench measures ranking over every memory, as on a store whose review queue was cleared.
-        if (engram.status === 'pending') engram = store.engrams.update(engram.id, { status: 'active', status_reason: null });
+        const { engram } = storeDraft(store, draft, at, 'skip');
         memoryIdsOf.set(engram.id, [...(memoryIdsOf.get(engram.id) ?? []), memory.id]);
       });
     });
 
-    const engine = createSearchEngine(store, { embedder: options.embedder, tuning: options.tuning, ...options.engine });
+    const engine = createSearchEngine(store, { embedder: options.embedder, tuning: options.tuning });
     const needsVectors = options.modes.some((mode) => mode !== 'bm25');
     const { embedder } = needsVectors ? await engine.embedder() : { embedder: null };
     if (embedder) {

@@ -33,12 +33,6 @@ export interface Bm25Index {
   search(query: string, limit: number, filter?: Bm25Filter): Bm25Hit[];
   /** The IDF of an analysed term (a stem); a term no engram holds gets the largest IDF possible in this store. */
   idf(term: string): number;
-  /**
-   * Each analysed term's BM25 contribution in one engram (0 when the engram does not hold it, or is not indexed): a
-   * search's score for that engram is the sum over the query's terms. Lets recall score candidates it did not get
-   * from `search` and see which query terms a candidate holds, in O(terms), without re-reading its text.
-   */
-  termScores(id: number, terms: readonly string[]): number[];
 }
 
 // wink refuses to consolidate fewer than 3 documents. Tiny stores get empty padding documents, which match nothing
@@ -112,7 +106,6 @@ function idfTable(engine: Bm25Engine): number[] {
 function wrap(engine: Bm25Engine, state: SearchState, docs: number): Bm25Index {
   let tokens: Record<string, number> | undefined;
   let idfs: number[] | undefined;
-  let documents: Record<string, { freq: Record<string, number> }> | undefined;
   // wink's IDF, log((N − n + 0.5) / (n + 0.5) + k), at n = 0.
   const unseen = Math.log((engine.getTotalDocs() + 0.5) / 0.5 + TUNING.bm25Params.k);
   return {
@@ -123,15 +116,6 @@ function wrap(engine: Bm25Engine, state: SearchState, docs: number): Bm25Index {
       idfs ??= idfTable(engine);
       const index = tokens[term];
       return index === undefined ? unseen : (idfs[index] ?? unseen);
-    },
-    termScores(id, terms) {
-      tokens ??= engine.getTokens();
-      documents ??= engine.getDocs();
-      const freq = documents[String(id)]?.freq;
-      return terms.map((term) => {
-        const index = (tokens as Record<string, number>)[term];
-        return freq && index !== undefined ? Number(freq[index] ?? 0) : 0;
-      });
     },
     search(query, limit, filter) {
       // wink calls the filter for every (term, document) pair: pass none when nothing is filtered. Padding documents

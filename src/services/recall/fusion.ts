@@ -46,22 +46,3 @@ export function reciprocalRankFusion(lists: readonly RankedList[], k: number, po
         a.id - b.id,
     );
 }
-
-/**
- * The lists one search fuses: hybrid's BM25, vector and anchor lists with their weights (tuning.ts), or a single
- * list with weight 1 (a single-signal mode, or hybrid whose vectors were skipped or missing). Shared by the engine
- * and the script that fits the confidence models (train.ts), so both order candidates the same way.
- */
-export function fusionLists(
-  model: 'hybrid' | 'bm25' | 'vector',
-  ids: { bm25: readonly number[]; vector: readonly number[]; anchor: readonly number[] },
-  weights: { bm25: number; vector: number; anchor: number },
-): RankedList[] {
-  if (model !== 'hybrid') return [{ signal: model, ids: ids[model], weight: 1 }];
-  const lists: RankedList[] = [
-    { signal: 'bm25', ids: ids.bm25, weight: weights.bm25 },
-    { signal: 'vector', ids: ids.vector, weight: weights.vector },
-  ];
-  if (ids.anchor.length > 0) lists.push({ signal: 'anchor', ids: ids.anchor, weight: weights.anchor });
-  return lists;
-}

@@ -10,13 +10,11 @@ import {
   type Store,
   type VectorSpace,
 } from '../../core/index.js';
-import { abstainReason, weakMatch, type AbstainReason, type WeakMatchVerdict } from './abstain.js';
-import { createBm25Cache, type Bm25Cache, type Bm25Filter, type Bm25Index, type Bm25Source } from './bm25.js';
-import { lexicalMatch, queryLexicon, querySignals, scoreCandidates, type CollectedLists, type QueryLexicon, type RankedCandidate } from './candidates.js';
-import { hitFeatures, queryFeatures, type CandidateSignals, type QuerySignals } from './features.js';
-import { fusionLists, reciprocalRankFusion } from './fusion.js';
+import { abstainReason, queryTerms, weakMatch, weightedCoverage, type AbstainReason, type WeakMatchVerdict } from './abstain.js';
+import { createBm25Cache, type Bm25Cache, type Bm25Filter, type Bm25Source } from './bm25.js';
+import { reciprocalRankFusion, type RankedList } from './fusion.js';
 import { DEFAULT_STATUSES, passesGates, type SearchEnvironment, type SearchFilters } from './gates.js';
-import { probability, rankerWeights, type RankerMode } from './ranker.js';
+import { searchTerms } from './text.js';
 import { TUNING, type SearchTuning } from './tuning.js';
 import { embedPending } from './vectors.js';
 
@@ -39,15 +37,11 @@ export interface SearchRequest extends SearchFilters {
   abstain?: boolean;
   /** Add `explain`: the fusion settings, each list's size, and the abstain rule's verdict with its numbers. */
   explain?: boolean;
-  /** Add `signals`: every candidate's and the query's raw signals (what bench/train-ranker.mjs fits weights on). */
-  signals?: boolean;
 }
 
 /** Why a search answered as it did (`engram search --explain`). */
 export interface SearchExplain {
   fusion: { k: number; weights: { bm25: number; vector: number; anchor: number }; lists: { bm25: number; vector: number; anchor: number } };
-  /** The fitted model that gives each result its confidence (ranker-weights.json). */
-  confidence: { model: RankerMode; features: string[]; intercept: number; weights: number[] };
   abstain: WeakMatchVerdict;
 }
 
@@ -56,9 +50,6 @@ export interface SearchHit {
   id: number;
   /** Fused score after adjustments; 1.0 ≈ first in every list. */
   score: number;
-  /** Probability that this result answers the query, from the mode's fitted hit model (ranker-weights.json): its own
-   * signals, the search's as a whole, and its position. What hooks inject on. */
-  confidence: number;
   /** 1-based rank in each list after gates, or null (`anchor`: similarity to BM25's best hit, hybrid only). */
   ranks: { bm25: number | null; vector: number | null; anchor: number | null };
   /** Raw signal values: BM25 score and cosine similarity, or null. */
@@ -88,8 +79,6 @@ export interface SearchResponse {
   };
   /** Only when the request asked for it. */
   explain?: SearchExplain;
-  /** Only when the request asked for it: the raw signals of every candidate and of the query. */
-  signals?: { model: RankerMode; query: QuerySignals; candidates: Array<CandidateSignals & { probability: number }> };
 }
 
 /** Options for {@link createSearchEngine}. */
@@ -274,10 +263,14 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
   };
 
   /** BM25 alone is decisive (tuning.ts skipVectors): its best hit holds most of the query and stands out. */
-  const bm25Decisive = (hits: ReadonlyArray<{ id: number; score: number }>, index: Bm25Index, lexicon: QueryLexicon): boolean => {
+  const bm25Decisive = (hits: ReadonlyArray<{ id: number; score: number }>, index: { idf(term: string): number }, query: string): boolean => {
     const [first, second] = hits;
     if (!first || (second && first.score < TUNING.skipVectors.gap * second.score)) return false;
-    return lexicalMatch(index, lexicon, first.id).coverage >= TUNING.skipVectors.coverage;
+    const engram = store.engrams.getMany([first.id])[0];
+    if (!engram) return false;
+    const terms = queryTerms(query);
+    const held = new Set(searchTerms(`${engram.title ?? ''} ${engram.text} ${engram.category} ${engram.tags.join(' ')}`));
+    return weightedCoverage(terms, (term) => index.idf(term), held) >= TUNING.skipVectors.coverage;
   };
   return {
     embedder,
@@ -314,12 +307,11 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
         return row !== null && row !== undefined && passesGates(row, request, environment);
       };
 
-      // The index is needed in every mode: the ranker and the abstain classifier read term weights and coverage.
-      const { index, source } = bm25.get(store);
-      response.timings.bm25_index = source;
-      const lexicon = queryLexicon(index, request.query);
-      const lists: CollectedLists = { bm25: [], vector: [], similarity: new Map(), anchor: new Map() };
+      const lists: RankedList[] = [];
+      const bm25Scores = new Map<number, number>();
       if (mode !== 'vector') {
+        const { index, source } = bm25.get(store);
+        response.timings.bm25_index = source;
         const hits = index.search(request.query, TUNING.pool * TUNING.bm25Overfetch, bm25Filter(request));
         const kept: typeof hits = [];
         // Gates rarely reject (wink already applied the filters), so read one pool's worth of rows at a time.
@@ -328,15 +320,18 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
           fetch(chunk.map((hit) => hit.id));
           for (const hit of chunk) if (kept.length < TUNING.pool && accept(hit.id)) kept.push(hit);
         }
-        lists.bm25 = kept;
-        if (mode === 'hybrid' && options.skipDecisive !== false && bm25Decisive(kept, index, lexicon)) {
+        for (const hit of kept) bm25Scores.set(hit.id, hit.score);
+        lists.push({ signal: 'bm25', ids: kept.map((hit) => hit.id), weight: mode === 'bm25' ? 1 : options.tuning.weights.bm25 });
+        if (mode === 'hybrid' && options.skipDecisive !== false && bm25Decisive(kept, index, request.query)) {
           response.timings.vectors = 'skipped';
           // Not needed for this answer, but a user without a model should still hear about it.
           if (!options.loadedEmbedder && !options.embedder?.spec) response.degraded = `vector search unavailable: ${options.embedder?.reason ?? 'no embedder configured'}`;
         }
       }
 
-      let searched: { space: VectorSpace; vector: Float32Array; kind: string } | undefined;
+      const similarities = new Map<number, number>();
+      let anchorSpace: VectorSpace | undefined;
+      let semanticKind: string | undefined;
       if (mode !== 'bm25' && response.timings.vectors !== 'skipped') {
         const { embedder: active, reason } = await embedder();
         if (!active) {
@@ -369,102 +364,80 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
               throw new EngramError('INVALID_INPUT', `query vector has ${vector.length} dimensions; ${model.model} has ${space.dim}`);
             }
             if (vector) {
-              searched = { space, vector, kind: model.kind };
-              lists.vector = vectorList(space, model, vector, fetch, accept);
+              anchorSpace = space;
+              semanticKind = model.kind;
+              const hits = vectorList(space, model, vector, fetch, accept);
+              for (const hit of hits) similarities.set(hit.id, hit.similarity);
+              lists.push({ signal: 'vector', ids: hits.map((hit) => hit.id), weight: mode === 'vector' ? 1 : options.tuning.weights.vector });
             }
           }
         }
       }
 
-      // Hybrid with vectors: BM25's candidates get their query similarity looked up, and every candidate its
-      // similarity to BM25's best hit (the anchor: two memories about one thing compare well even where a question
-      // and a memory do not).
-      if (mode === 'hybrid' && searched && lists.bm25.length > 0) {
-        const listed = new Set(lists.vector.map((hit) => hit.id));
-        const missing = lists.bm25.map((hit) => hit.id).filter((id) => !listed.has(id));
-        const vectors = store.vectors();
-        lists.similarity = new Map(vectors.distancesTo(searched.space, searched.vector, missing).map((n) => [n.id, 1 - n.distance]));
-        const anchor = vectors.vectorOf(searched.space, (lists.bm25[0] as { id: number }).id);
-        if (anchor && lists.bm25.length > 1) {
-          const pool = [...new Set([...lists.bm25.map((hit) => hit.id), ...listed])];
-          lists.anchor = new Map(vectors.distancesTo(searched.space, anchor, pool).map((n) => [n.id, 1 - n.distance]));
+      // Hybrid's third list: the candidates ordered by similarity to the vector of BM25's best hit (tuning.ts).
+      const anchorWeight = options.tuning.weights.anchor ?? TUNING.anchor.weight;
+      const bm25Ids = lists.find((list) => list.signal === 'bm25')?.ids ?? [];
+      if (mode === 'hybrid' && anchorSpace && anchorWeight > 0 && bm25Ids.length > 1) {
+        const anchor = store.vectors().vectorOf(anchorSpace, bm25Ids[0] as number);
+        if (anchor) {
+          const pool = [...new Set(lists.flatMap((list) => list.ids.slice(0, TUNING.pool)))];
+          const ids = store.vectors().distancesTo(anchorSpace, anchor, pool).map((n) => n.id);
+          lists.push({ signal: 'anchor', ids, weight: anchorWeight });
         }
       }
 
-      // Which fitted models apply: hybrid's when it has both lists, BM25's when its vectors were skipped or missing.
-      const modelName: RankerMode = mode === 'hybrid' ? (searched ? 'hybrid' : 'bm25') : mode;
-      const weights = rankerWeights();
-      const models = weights.modes[modelName];
-      const scored = scoreCandidates(index, lexicon, lists, models);
-      const byId = new Map(scored.map((candidate) => [candidate.id, candidate]));
-      const anchorWeight = options.tuning.weights.anchor ?? TUNING.anchor.weight;
-      const fusionWeights = { bm25: options.tuning.weights.bm25, vector: options.tuning.weights.vector, anchor: anchorWeight };
-      const ordered = reciprocalRankFusion(
-        fusionLists(modelName, { bm25: lists.bm25.map((hit) => hit.id), vector: lists.vector.map((hit) => hit.id), anchor: anchorOrder(lists) }, fusionWeights),
-        options.tuning.rrfK,
-        TUNING.pool,
-      );
-      const top = adjust(store, ordered, candidates, environment, now()).slice(0, topK);
+      const fused = reciprocalRankFusion(lists, options.tuning.rrfK, TUNING.pool);
+      const top = adjust(store, fused, candidates, environment, now()).slice(0, topK);
       const engrams = new Map(store.engrams.getMany(top.map((entry) => entry.id)).map((engram) => [engram.id, engram]));
 
-      // The weak-match rule (abstain.ts), shared with the hooks: are the top results answers or just neighbours? The
-      // candidates' coverage comes from the index (the query terms each holds); similarity only from the vector list.
-      const { top: judgedCount } = TUNING.abstain;
-      const judged = top.slice(0, judgedCount).map((entry) => byId.get(entry.id) as RankedCandidate);
+      // The weak-match rule (abstain.ts), shared with the hooks: are the top results answers or just neighbours?
+      const { top: judged } = TUNING.abstain;
+      const { index } = bm25.get(store);
       const verdict = weakMatch(
-        lexicon.terms.map((t) => t.term),
+        queryTerms(request.query),
         (term) => index.idf(term),
-        judged.map((c) => ({
-          id: c.id,
-          terms: new Set(c.matched),
-          agreed: (c.bm25Rank ?? Infinity) <= judgedCount && (c.vectorRank ?? Infinity) <= judgedCount,
-          similarity: c.vectorRank !== null ? c.similarity : null,
-        })),
-        searched ? TUNING.abstain.similarity[searched.kind] : undefined,
+        top.slice(0, judged).map((entry) => {
+          const engram = engrams.get(entry.id) as Engram;
+          return {
+            id: entry.id,
+            terms: new Set(searchTerms(`${engram.title ?? ''} ${engram.text} ${engram.category} ${engram.tags.join(' ')}`)),
+            agreed: (entry.ranks.bm25 ?? Infinity) <= judged && (entry.ranks.vector ?? Infinity) <= judged,
+            similarity: similarities.get(entry.id) ?? null,
+          };
+        }),
+        semanticKind ? TUNING.abstain.similarity[semanticKind] : undefined,
       );
-      // The hit model reads the query features of the first three results (features.ts).
-      const asked = queryFeatures(querySignals(lexicon, lists), top.slice(0, 3).map((entry) => byId.get(entry.id) as RankedCandidate));
       response.weak = top.length > 0 ? verdict.weak : null;
       if (request.explain) {
+        const size = (signal: string): number => lists.find((list) => list.signal === signal)?.ids.length ?? 0;
         response.explain = {
-          fusion: { k: options.tuning.rrfK, weights: fusionWeights, lists: { bm25: lists.bm25.length, vector: lists.vector.length, anchor: lists.anchor.size } },
-          confidence: { model: modelName, features: [...weights.candidateFeatures], intercept: models.candidate.intercept, weights: [...models.candidate.weights] },
+          fusion: {
+            k: options.tuning.rrfK,
+            weights: { ...options.tuning.weights, anchor: anchorWeight },
+            lists: { bm25: size('bm25'), vector: size('vector'), anchor: size('anchor') },
+          },
           abstain: verdict,
         };
-      }
-      if (request.signals) {
-        response.signals = { model: modelName, query: querySignals(lexicon, lists), candidates: scored.map(({ matched: _matched, features: _features, ...signals }) => signals) };
       }
       if (response.weak && request.abstain !== false) {
         response.abstained = 'weak-match';
         response.timings.total_ms = elapsed(started);
         return response;
       }
-      response.results = top.map((entry, position) => {
-        const candidate = byId.get(entry.id) as RankedCandidate;
-        // Each result's confidence: the hit model on its own features, its search's, and its position (ranker.ts).
-        const confidence = probability(models.hit, hitFeatures(candidate.features, asked, position + 1));
-        return {
-          id: entry.id,
-          score: Math.round(entry.score * 1e6) / 1e6,
-          confidence: Math.round(confidence * 1e4) / 1e4,
-          ranks: entry.ranks,
-          signals: {
-            bm25: lists.bm25.find((hit) => hit.id === entry.id)?.score ?? null,
-            vector: candidate.similarity !== null ? Math.round(candidate.similarity * 1e4) / 1e4 : null,
-          },
-          engram: engrams.get(entry.id) as Engram,
-        };
-      });
+      response.results = top.map((entry) => ({
+        id: entry.id,
+        score: Math.round(entry.score * 1e6) / 1e6,
+        ranks: entry.ranks,
+        signals: {
+          bm25: bm25Scores.get(entry.id) ?? null,
+          vector: similarities.has(entry.id) ? Math.round((similarities.get(entry.id) as number) * 1e4) / 1e4 : null,
+        },
+        engram: engrams.get(entry.id) as Engram,
+      }));
       response.timings.total_ms = elapsed(started);
       return response;
     },
   };
-}
-
-/** Hybrid's third list: the candidates ordered by similarity to BM25's best hit (tuning.ts anchor). */
-function anchorOrder(lists: CollectedLists): number[] {
-  return [...lists.anchor.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0]).map(([id]) => id);
 }
 
 /** What the evaluator learned about an engram in the current environment's tags. */

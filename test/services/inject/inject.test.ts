@@ -17,35 +17,92 @@ import {
 const engram = (id: number, text: string, extra: Partial<Engram> = {}): Engram =>
   ({ id, text, title: null, category: 'general', tags: [], ...extra }) as Engram;
 
-const hit = (id: number, text: string, signals: Partial<SearchHit['signals']> = {}, ranks: Partial<SearchHit['ranks']> = {}, confidence = 0.9): SearchHit => ({
+const hit = (id: number, text: string, signals: Partial<SearchHit['signals']> = {}, ranks: Partial<SearchHit['ranks']> = {}): SearchHit => ({
   id,
   score: 1 / id,
-  confidence,
   ranks: { bm25: id, vector: null, anchor: null, ...ranks },
   signals: { bm25: 1, vector: null, ...signals },
   engram: engram(id, text),
 });
 
-describe('chooseHits', () => {
-  const options = { alreadyShown: new Set<number>(), embedderKind: null, minConfidence: INJECT.minConfidence.prompt };
+describe('promptQuery', () => {
+  it('drops IDE and agent markup, injected blocks and private spans', () => {
+    const prompt = [
+      '<ide_opened_file>The user opened src/secret.ts</ide_opened_file>',
+      '<system-reminder>be brief</system-reminder>',
+      '[ENGRAM] old block\n- EG#1 x\n[/ENGRAM]',
+      'Why does the deploy fail on an existing index? <private>my token</private>',
+    ].join('\n');
+    expect(promptQuery(prompt)).toBe('Why does the deploy fail on an existing index?');
+  });
 
-  it('keeps confident hits not shown yet, at most max, with the match that explains each', () => {
+  it('is empty for slash commands and prompts too short to have a topic, and cut for pastes', () => {
+    expect(promptQuery('/compact')).toBe('');
+    expect(promptQuery('ok')).toBe('');
+    expect(promptQuery(`explain ${'x'.repeat(5000)}`).length).toBe(600);
+  });
+});
+
+describe('toolQuery', () => {
+  it('uses the tool and what it works on, paths relative to the project, never file contents', () => {
+    expect(toolQuery('Edit', { file_path: '/home/u/shop/src/pay.ts', old_string: 'SECRET CONTENT', new_string: 'x' }, '/home/u/shop')).toBe('Edit src/pay.ts');
+    expect(toolQuery('Write', { file_path: '/elsewhere/a/b/c/d.ts', content: 'body' }, '/home/u/shop')).toBe('Write b/c/d.ts');
+    expect(toolQuery('Bash', { command: 'npm test', description: 'Run tests' }, '/p')).toBe('Bash npm test');
+    expect(toolQuery('Grep', { pattern: 'retryCount', path: '/p/src' }, '/p')).toBe('Grep src retryCount');
+  });
+
+  it('accepts both generations of subagent and multi-edit tools, and Codex patches', () => {
+    expect(toolQuery('Task', { description: 'audit retries', prompt: 'look at src' }, '/p')).toBe('Task audit retries look at src');
+    expect(toolQuery('Agent', { description: 'audit retries', prompt: 'look' }, '/p')).toBe('Agent audit retries look');
+    expect(toolQuery('MultiEdit', { file_path: '/p/a.ts', edits: [] }, '/p')).toBe('MultiEdit a.ts');
+    const patch = '*** Begin Patch\n*** Update File: src/retry.py\n*** Move to: src/backoff.py\n@@\n-a\n+b\n*** Add File: notes.md\n+x\n*** End Patch';
+    expect(patchFiles(patch)).toEqual(['src/retry.py', 'src/backoff.py', 'notes.md']);
+    expect(toolQuery('apply_patch', { command: patch }, '/p')).toBe('apply_patch src/retry.py src/backoff.py notes.md');
+  });
+
+  it('ignores inputs of the wrong shape', () => {
+    expect(toolQuery('Bash', 'not an object', '/p')).toBe('Bash');
+    expect(toolQuery('Read', { file_path: 42 }, '/p')).toBe('Read');
+  });
+
+  it('adds the first lines of an error after a failure', () => {
+    expect(failureQuery('Bash', { command: 'npm test' }, '\n\nExit code 1\nECONNREFUSED 5432\nmore\nand more', '/p')).toBe(
+      'Bash npm test Exit code 1 ECONNREFUSED 5432 more',
+    );
+  });
+});
+
+describe('withoutGenericWords', () => {
+  it('drops tool and file-type words, keeps what the call is about', () => {
+    expect(withoutGenericWords('Edit src/payments/refund.ts')).toBe('payments refund');
+    expect(withoutGenericWords('Bash npm test Exit code 1 ECONNREFUSED 5432')).toBe('npm test ECONNREFUSED 5432');
+  });
+});
+
+describe('chooseHits', () => {
+  it('keeps lexically relevant hits not shown yet, at most max', () => {
     const hits = [
       hit(1, 'Docker builds need BuildKit in CI'),
       hit(2, 'Docker compose builds the db image in CI'),
-      hit(3, 'Docker builds cache layers in CI'),
+      hit(3, 'Unrelated lesson about fonts'),
     ];
-    const chosen = chooseHits(hits, 'docker builds fail in CI', { ...options, max: 1, alreadyShown: new Set([1]) });
+    const chosen = chooseHits(hits, 'docker builds fail in CI', { max: 2, alreadyShown: new Set([1]), embedderKind: null });
     expect(chosen.map((c) => c.hit.id)).toEqual([2]);
     expect(chosen[0]?.relevance).toMatchObject({ reason: 'lexical', matched: 3 });
   });
 
-  it('skips results whose confidence is below the threshold, wherever they stand', () => {
-    const min = INJECT.minConfidence.prompt;
-    const hits = [hit(1, 'Docker builds need BuildKit in CI', {}, {}, min - 0.01), hit(2, 'Docker builds cache layers', {}, {}, min), hit(3, 'Docker image tags', {}, {}, min / 2)];
-    expect(chooseHits(hits, 'docker builds fail in CI', { ...options, max: 3 }).map((c) => c.hit.id)).toEqual([2]);
-    // Tool calls need more confidence than prompts: their results come from BM25 alone.
-    expect(INJECT.minConfidence.tool).toBeGreaterThan(INJECT.minConfidence.prompt);
+  it('after the first, injects only hits that score close to it', () => {
+    const scored = (id: number, score: number) => ({ ...hit(id, `Docker builds need BuildKit in CI (${id})`), score });
+    const chosen = chooseHits([scored(1, 1), scored(2, 0.95), scored(3, 0.6)], 'docker builds fail in CI', { max: 3, alreadyShown: new Set(), embedderKind: null });
+    expect(chosen.map((c) => c.hit.id)).toEqual([1, 2]);
+    expect(INJECT.relativeScore).toBeGreaterThan(0.6);
+  });
+
+  it('accepts a semantic hit only when it is the nearest vector and similar enough', () => {
+    const paraphrase = hit(1, 'Containers are built with the BuildKit backend', { vector: 0.72 }, { vector: 1 });
+    const second = hit(2, 'Something else entirely', { vector: 0.8 }, { vector: 2 });
+    expect(chooseHits([paraphrase, second], 'why is my image build slow', { max: 3, alreadyShown: new Set(), embedderKind: 'use-lite' }).map((c) => c.hit.id)).toEqual([1]);
+    expect(chooseHits([paraphrase], 'why is my image build slow', { max: 3, alreadyShown: new Set(), embedderKind: null })).toEqual([]);
   });
 });
 
