@@ -421,6 +421,20 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 11,
+    name: 'turn-keys',
+    sql: `
+      -- The turns a session's Stop events counted, by the agent's id for the turn (Claude Code's prompt_id, Codex's
+      -- turn_id): one Stop handled twice (a hook that gave up on a busy server, answered by itself, while the server
+      -- still handled it) counts one turn.
+      CREATE TABLE session_turns (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        turn_key   TEXT NOT NULL,
+        PRIMARY KEY (session_id, turn_key)
+      ) WITHOUT ROWID;
+    `,
+  },
+  {
+    version: 12,
     name: 'git-sync',
     sql: `
       -- engram sync: the chunk files of a repository's .engram/chunks/ this store wrote (exported) or applied
