@@ -82,10 +82,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   registerTapeCommands(program, action);
   registerDocsCommands(program, action);
   registerMcpCommands(program, action);
-  registerServeCommands(program, action);
-  registerSyncCommands(program, action);
   registerReviewCommands(program, action);
   registerContextCommands(program, action);
+  registerServeCommands(program, action);
+  registerSyncCommands(program, action);
   registerUiCommands(program, action);
 
   try {

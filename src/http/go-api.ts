@@ -125,7 +125,10 @@ export function goApi(run: RunOperation): Hono {
     const input = await body(c, GoBody({ old_project: Str, new_project: Str }));
     if (input.old_project === '' || input.new_project === '') throw new HttpError(400, 'INVALID_INPUT', 'old_project and new_project are required');
     if (input.old_project === input.new_project) return c.json({ status: 'skipped', reason: 'names are identical' });
-    return c.json((await run('projects.migrate', { old_project: input.old_project, new_project: input.new_project })) as MigrateProjectResult);
+    const result = (await run('projects.migrate', { old_project: input.old_project, new_project: input.new_project })) as MigrateProjectResult & { undo_token?: string | null };
+    // The Go engram's body exactly (its undo token stays in the audit log: `engram undo`).
+    const { undo_token: _undo, ...goBody } = result;
+    return c.json(goBody);
   });
 
   // The Go engram's cloud autosync; ours is `engram sync` through git, which is not a background service.

@@ -47,7 +47,7 @@ import {
   type SearchEngine,
 } from '../services/index.js';
 import { handleHookCall } from '../hooks/dispatch.js';
-import { createHttpApp, listenHttp, type Binding, type HttpListener, type HttpState, type RouteGroup } from '../http/index.js';
+import { createHttpApp, HTTP_ACTOR, HTTP_CALLER, listenHttp, type Binding, type HttpListener, type HttpState, type RouteGroup } from '../http/index.js';
 import { secretMatches, viewerApp } from '../ui/index.js';
 import { hookEnvironment } from '../hooks/environment.js';
 import type { HookRuntime } from '../hooks/events.js';
@@ -263,19 +263,8 @@ async function runCall(method: string, params: unknown, caller: Caller): Promise
   const started = performance.now();
   const ms = (): number => Math.round((performance.now() - started) * 10) / 10;
   try {
-    const result = await runOperation(method, params, {
-      store,
-      get settings() {
-        return liveSettings();
-      },
-      caller,
-      actor: MCP_AGENT,
-      search: (request) => engine.search(request),
-      searchMode: model ? 'hybrid' : 'bm25',
-      model: model?.name ?? null,
-      environment: (cwd, agent) => hookEnvironment(liveSettings(), cwd, agent),
-      now: () => new Date(),
-    });
+    // Socket callers are the agent's MCP process: what they write is audited as the agent's and reviewed as such.
+    const result = await runOperation(method, params, contextFor(caller, MCP_AGENT));
     log.debug('call done', { method, agent: caller.agent, ms: ms() });
     return { ok: true, op: 'call', result, ms: ms() };
   } catch (thrown) {
@@ -545,7 +534,7 @@ function buildHttpApp(binding: Binding, token: string | undefined) {
       busy++;
       lastActivity = Date.now();
       try {
-        return await runOperation(name, params, contextFor(HTTP_CALLER, HTTP_USER));
+        return await runOperation(name, params, contextFor(HTTP_CALLER, HTTP_ACTOR));
       } finally {
         busy--;
         lastActivity = Date.now();
@@ -621,10 +610,6 @@ function failForeground(detail: string): void {
   shutdown('the HTTP API cannot start', 1);
 }
 
-/** Who HTTP requests are: the user (the Go engram's clients are people's scripts and tools), from no particular folder. */
-const HTTP_CALLER: Caller = { cwd: '', agent: 'unknown', project: null };
-/** What HTTP writes are audited as: a person, through the HTTP API. */
-const HTTP_USER: Actor = { by: 'user', via: 'http' };
 
 /** Builds the BM25 index, then loads the model; hooks are answered (BM25) meanwhile. */
 async function warmUp(): Promise<void> {

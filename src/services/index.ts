@@ -91,6 +91,8 @@ export {
   readGoDatabase,
 } from './goengram/index.js';
 export type { GoExportIn, GoImportReport, GoSource } from './goengram/index.js';
+export { receiveChanges, shareChanges, syncRepository, syncStatus } from './sync/index.js';
+export type { ReceiveReport, ShareReport, SyncRepository, SyncStatus } from './sync/index.js';
 export { initRepo, installGitHooks, uninstallGitHooks, gitHooksStatus } from './workspace/index.js';
 export type { InitResult, GitHookName, GitHookReport, GitHooksResult } from './workspace/index.js';
 export {

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import { createLogger, loadSettings, readEnv, type Store } from '../../src/core/index.js';
-import { createHttpApp, listenHttp, type Binding, type HttpListener } from '../../src/http/index.js';
+import { createHttpApp, HTTP_ACTOR, HTTP_CALLER, listenHttp, type Binding, type HttpListener } from '../../src/http/index.js';
 import { createSearchEngine, runOperation, searchTuning, workEnvironment, type Caller } from '../../src/services/ops/index.js';
 import { tempDir, tempStore } from '../_helpers.js';
 
@@ -32,7 +32,7 @@ export async function startApi(options: { store?: Store; token?: string; timeout
   const settings = loadSettings(env);
   const log = createLogger({ dir: join(home, 'logs'), level: 'debug', name: 'server' });
   const engine = createSearchEngine(store, { embedder: null, indexDir: join(home, 'index'), tuning: searchTuning(settings.config) });
-  const caller: Caller = { cwd: home, agent: 'unknown', project: null };
+  const caller: Caller = { ...HTTP_CALLER, cwd: home };
   const binding: Binding = { host: options.host ?? '127.0.0.1', port: 0, remote: options.token !== undefined };
   const app = createHttpApp({
     run: (name, params) =>
@@ -40,7 +40,7 @@ export async function startApi(options: { store?: Store; token?: string; timeout
         store,
         settings,
         caller,
-        actor: { by: 'user', via: 'http' },
+        actor: HTTP_ACTOR,
         search: (request) => engine.search(request),
         searchMode: 'bm25',
         model: null,

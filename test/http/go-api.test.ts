@@ -4,6 +4,8 @@
  * as the Go engram handles them.
  */
 import { describe, expect, it } from 'vitest';
+import { listAudit } from '../../src/services/index.js';
+import { undoOperation } from '../../src/services/gate/index.js';
 import { send, startApi, type TestApi } from './_api.js';
 
 /** Every error answer is `{error, code}` JSON and nothing else. */
@@ -289,5 +291,30 @@ describe('unknown routes and methods', () => {
     expectError(await api.json('/health', { method: 'POST' }), 405);
     expectError(await api.json('/observations', { method: 'GET' }), 405);
     expectError(await api.json('/observations/1', send('PUT', {})), 405);
+  });
+});
+
+describe('governance of HTTP writes', () => {
+  it('audits every write as {by: user, via: http}, and engram undo takes each back', async () => {
+    const api = await startApi();
+    const id = await save(api, { title: 'Cache key', content: 'Cache keys include the locale.' });
+    const patched = await api.json(`/observations/${id}`, send('PATCH', { content: 'Cache keys include the locale and currency.' }));
+    expect(patched.status).toBe(200);
+    expect((await api.json(`/observations/${id}`, { method: 'DELETE' })).status).toBe(200);
+    expect((await api.json('/observations/passive', send('POST', { session_id: 'sess-1', content: '## Key Learnings:\n- Feature flags live in flags.yaml\n' }))).status).toBe(200);
+
+    const entries = listAudit(api.store, {});
+    expect(entries.map((entry) => [entry.actor, entry.via, entry.op]).reverse()).toEqual([
+      ['user', 'http', 'add'],
+      ['user', 'http', 'edit'],
+      ['user', 'http', 'delete'],
+      ['user', 'http', 'passive-capture'],
+    ]);
+    expect(api.store.engrams.get(id)?.learned_by).toBe('user');
+
+    // Undo, newest first: the passive capture, the delete, the edit, the save: the observation is gone again.
+    for (let i = 0; i < entries.length; i++) undoOperation(api.store, undefined, { actor: { by: 'user', via: 'cli' } });
+    expect(api.store.engrams.get(id)).toBeUndefined();
+    expect((await api.json(`/observations/${id}`)).status).toBe(404);
   });
 });

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { EngramError, formatIssues, writeFileAtomicWith } from '../../core/index.js';
+import { EngramError, formatIssues, writeFileAtomic, writeFileAtomicWith } from '../../core/index.js';
 import {
   CLI_USER,
   embedNewEngrams,
@@ -29,10 +29,10 @@ export function registerTransferCommands(program: Command, action: Action): void
     .option('-o, --output <file>', 'write to this file (atomically) instead of stdout')
     .option('--project <name>', 'only this project')
     .option('--include-deleted', 'include soft-deleted engrams')
-    .option('--go', "the Go engram's export JSON instead (its `engram export` / GET /export shape, soft-deleted rows included)")
     .option('--status <list>', 'review states to export (default active): pending, active, rejected, deprecated or all')
+    .option('--go', "the Go engram's export JSON instead (its `engram export` / GET /export shape, soft-deleted rows included)")
     .action(
-      action((context, flags: { output?: string; project?: string; includeDeleted?: boolean; go?: boolean; status?: string }) => {
+      action((context, flags: { output?: string; project?: string; includeDeleted?: boolean; status?: string; go?: boolean }) => {
         const store = context.store();
         if (flags.go) {
           const json = `${JSON.stringify(exportGoData(store, { ...(flags.project !== undefined ? { project: flags.project } : {}), now: context.io.now }), null, 2)}\n`;
@@ -41,7 +41,7 @@ export function registerTransferCommands(program: Command, action: Action): void
             return { result: undefined, pretty: () => '' };
           }
           const target = resolve(context.io.cwd, flags.output);
-          writeAtomically(target, json);
+          writeFileAtomic(target, json, { mode: 0o600 });
           return { result: { file: target, format: 'go' }, pretty: () => `exported the Go engram's JSON to ${target}` };
         }
         const options = {
@@ -96,15 +96,6 @@ export function registerTransferCommands(program: Command, action: Action): void
     );
 }
 
-/** Writes a file through a temporary name, so a reader never sees half of it. */
-function writeAtomically(target: string, text: string): void {
-  try {
-    writeFileAtomicWith(target, (write) => write(text), { mode: 0o600 });
-  } catch (error) {
-    throw new EngramError('IO', `could not write ${target}: ${(error as Error).message}`, { cause: error });
-  }
-}
-
 /** New engrams are embedded now, in batches, so the first search after an import does not pay for it. */
 async function embedAfterImport(context: CliContext): Promise<CatchUpReport> {
   const bar = progressBar(context.io, 'embedding');
@@ -155,7 +146,7 @@ async function importGoExport(context: CliContext, data: GoExportIn, origin: { s
     const result = { ...origin, dry_run: true, found: counts };
     return { result, pretty: () => renderFields({ ...result }) };
   }
-  const report = importGoData(context.store(), data, { actor: 'import', now: context.io.now });
+  const report = importGoData(context.store(), data, { actor: 'import', via: 'cli', now: context.io.now });
   const embedded = flags.embed && report.observations_imported + report.observations_updated > 0 ? await embedAfterImport(context) : { vectors: null, note: null };
   const result = { ...origin, found: counts, ...report, ...embedded };
   return {

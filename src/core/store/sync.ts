@@ -26,7 +26,7 @@ export interface SyncRecordRow {
   deleted: boolean;
 }
 
-/** SQL for `engram sync`'s bookkeeping (migration 12). Callers own transactions. */
+/** SQL for `engram sync`'s bookkeeping (the git-sync migration). Callers own transactions. */
 export interface SyncRepo {
   chunks(repo: string): SyncChunkRow[];
   addChunk(row: SyncChunkRow): void;

@@ -1,10 +1,11 @@
 /**
  * Moving in from the Go engram: its sessions, observations (soft-deleted ones stay deleted) and prompts into our
- * store, in one transaction, idempotently (records are matched by their sync id, which becomes our uid).
+ * store, in one transaction, idempotently (records are matched by their sync id, which becomes our uid). One audit row
+ * (actor `import`): `engram undo` takes a whole move back; what comes in is learned by `import` (a person's decision).
  * @module
  */
 import type { NewEngram, Store } from '../../core/index.js';
-import type { ActorKind } from '../governance/index.js';
+import { audited, syncJournal } from '../governance/index.js';
 import { engramFromGo, ensureSession, observationSyncId, promptFromGo } from './records.js';
 import type { GoExportIn } from './schema.js';
 
@@ -28,8 +29,10 @@ export interface GoImportReport {
 
 /** Options of {@link importGoData}. */
 export interface GoImportOptions {
-  /** Who asked: `import` (issue 15 records it as `learned_by`). */
-  actor: Extract<ActorKind, 'import'>;
+  /** Who asked: `import` (recorded as `learned_by`, and as the audit row's actor). */
+  actor: 'import';
+  /** The surface, for the audit row (`cli`, `http`). @default `api` */
+  via?: string;
   now?: () => Date;
 }
 
@@ -49,55 +52,69 @@ export function importGoData(store: Store, data: GoExportIn, options: GoImportOp
     skipped: [],
     renumbered: [],
   };
-  return store.write(() => {
-    for (const session of data.sessions) {
-      if (session.id.trim() === '') continue;
-      if (ensureSession(store, session, { now })) report.sessions_imported++;
-    }
-    // Rows whose Go id is free here go first, so a row given a new id never takes the id another row keeps.
-    const collided: Array<{ obs: (typeof data.observations)[number]; fields: Omit<NewEngram, 'id' | 'uid'>; uid: string }> = [];
-    for (const obs of data.observations) {
-      const fields = engramFromGo(store, obs, { now });
-      if ('reason' in fields) {
-        report.skipped.push({ kind: 'observation', id: obs.id ?? null, reason: fields.reason });
-        continue;
+  const { result } = audited(
+    store,
+    (done: GoImportReport) => ({
+      actor: { by: options.actor, via: options.via ?? 'api' },
+      op: 'go-import',
+      detail: { observations: done.observations_imported, updated: done.observations_updated, prompts: done.prompts_imported, sessions: done.sessions_imported },
+    }),
+    (changes) => {
+      for (const session of data.sessions) {
+        if (session.id.trim() === '') continue;
+        if (ensureSession(store, session, { now })) report.sessions_imported++;
       }
-      if (fields.session_id) ensureSession(store, { id: fields.session_id, project: fields.project, started_at: obs.created_at }, { now, project: fields.project });
-      const uid = observationSyncId(obs);
-      const existing = store.engrams.getByUid(uid);
-      if (existing) {
-        if (fields.updated_at > existing.updated_at) {
-          store.engrams.update(existing.id, fields);
-          report.observations_updated++;
-        } else {
-          report.unchanged++;
+      // Rows whose Go id is free here go first, so a row given a new id never takes the id another row keeps.
+      const collided: Array<{ obs: (typeof data.observations)[number]; fields: Omit<NewEngram, 'id' | 'uid'>; uid: string }> = [];
+      for (const obs of data.observations) {
+        const fields = engramFromGo(store, obs, { now });
+        if ('reason' in fields) {
+          report.skipped.push({ kind: 'observation', id: obs.id ?? null, reason: fields.reason });
+          continue;
         }
-        continue;
+        if (fields.session_id) ensureSession(store, { id: fields.session_id, project: fields.project, started_at: obs.created_at }, { now, project: fields.project });
+        const uid = observationSyncId(obs);
+        const existing = store.engrams.getByUid(uid);
+        if (existing) {
+          if (fields.updated_at > existing.updated_at) {
+            changes.engram(existing.id);
+            store.engrams.update(existing.id, fields);
+            report.observations_updated++;
+          } else {
+            report.unchanged++;
+          }
+          continue;
+        }
+        const goId = obs.id ?? 0;
+        if (goId > 0 && store.engrams.get(goId) !== undefined) {
+          collided.push({ obs, fields, uid });
+          continue;
+        }
+        const inserted = store.engrams.insert({ ...fields, uid, learned_by: 'import', ...(goId > 0 ? { id: goId } : {}) });
+        changes.created('engrams', { id: inserted.id });
+        report.observations_imported++;
       }
-      const goId = obs.id ?? 0;
-      if (goId > 0 && store.engrams.get(goId) !== undefined) {
-        collided.push({ obs, fields, uid });
-        continue;
+      for (const { obs, fields, uid } of collided) {
+        const engram = store.engrams.insert({ ...fields, uid, learned_by: 'import' });
+        changes.created('engrams', { id: engram.id });
+        report.renumbered.push({ go_id: obs.id ?? 0, id: engram.id });
+        report.observations_imported++;
       }
-      store.engrams.insert({ ...fields, uid, ...(goId > 0 ? { id: goId } : {}) });
-      report.observations_imported++;
-    }
-    for (const { obs, fields, uid } of collided) {
-      const engram = store.engrams.insert({ ...fields, uid });
-      report.renumbered.push({ go_id: obs.id ?? 0, id: engram.id });
-      report.observations_imported++;
-    }
-    for (const prompt of data.prompts) {
-      const fields = promptFromGo(store, prompt, { now });
-      if ('reason' in fields) {
-        report.skipped.push({ kind: 'prompt', id: prompt.id ?? null, reason: fields.reason });
-        continue;
+      for (const prompt of data.prompts) {
+        const fields = promptFromGo(store, prompt, { now });
+        if ('reason' in fields) {
+          report.skipped.push({ kind: 'prompt', id: prompt.id ?? null, reason: fields.reason });
+          continue;
+        }
+        ensureSession(store, { id: fields.session_id, project: fields.project, started_at: prompt.created_at }, { now, project: fields.project });
+        const stored = store.sessions.insertImported({ ...fields, ...(prompt.id ? { id: prompt.id } : {}) });
+        if (stored) report.prompts_imported++;
+        else report.unchanged++;
       }
-      ensureSession(store, { id: fields.session_id, project: fields.project, started_at: prompt.created_at }, { now, project: fields.project });
-      const stored = store.sessions.insertImported({ ...fields, ...(prompt.id ? { id: prompt.id } : {}) });
-      if (stored) report.prompts_imported++;
-      else report.unchanged++;
-    }
-    return report;
-  });
+      return report;
+    },
+    now,
+  );
+  syncJournal(store);
+  return result;
 }

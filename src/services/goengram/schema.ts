@@ -15,6 +15,8 @@ export const EngramExtensionSchema = z.looseObject({
   updated_at: z.string().optional(),
   deleted_at: z.string().nullish(),
   hard_delete: z.boolean().optional(),
+  /** A deletion record only (its title and content are placeholders). */
+  tombstone: z.boolean().optional(),
   category: z.string().optional(),
   tags: z.array(z.string()).optional(),
   prerequisites: z.unknown().optional(),

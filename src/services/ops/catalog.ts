@@ -450,8 +450,10 @@ export const OPERATIONS = {
     run(context, input) {
       const parsed = GoExportInSchema.safeParse(input.data);
       if (!parsed.success) throw new EngramError('INVALID_INPUT', `not a Go engram export: ${formatIssues(parsed.error)}`);
-      // An import is its own actor whoever sends it: issue 15 records what it brings as learned by `import`.
-      return importGoData(context.store, parsed.data, { actor: 'import', now: () => context.now() });
+      // What an import brings is learned by `import`, a person's decision (active at once): an agent may not use it
+      // to skip review.
+      if (context.actor.by !== 'user') throw new EngramError('INVALID_INPUT', `only a person imports; this was asked by '${context.actor.by}' via ${context.actor.via}`);
+      return importGoData(context.store, parsed.data, { actor: 'import', via: context.actor.via, now: () => context.now() });
     },
   }),
   'prompt.search': op({
