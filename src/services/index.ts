@@ -55,6 +55,7 @@ export {
   verifyJournal,
   journalPath,
   compareTexts,
+  ConflictIndex,
   findConflicts,
   llmVerdicts,
   sourcesOf,

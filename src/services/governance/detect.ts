@@ -43,20 +43,88 @@ function candidates(store: Store, probe: ConflictProbe, statuses: readonly Engra
           AND (? IS NULL OR project IS NULL OR project = ?)`,
     )
     .all(JSON.stringify(statuses), probe.id ?? null, probe.project, probe.project) as Array<{ id: number; text: string; content_hash: string }>;
+  return rows.map((row) => ({ id: row.id, text: row.text, analysis: analysisOf(store, row) }));
+}
+
+/** A stored text's analysis, from the per-store cache while its content hash holds. */
+function analysisOf(store: Store, row: { id: number; text: string; content_hash: string }): Analysis {
   let cache = analyses.get(store);
   if (!cache) analyses.set(store, (cache = new Map()));
-  return rows.map((row) => {
-    let entry = cache.get(row.id);
-    if (!entry || entry.hash !== row.content_hash) cache.set(row.id, (entry = { hash: row.content_hash, analysis: analyse(row.text) }));
-    return { id: row.id, text: row.text, analysis: entry.analysis };
-  });
+  let entry = cache.get(row.id);
+  if (!entry || entry.hash !== row.content_hash) cache.set(row.id, (entry = { hash: row.content_hash, analysis: analyse(row.text) }));
+  return entry.analysis;
+}
+
+/** One active engram as the index holds it. */
+interface Indexed extends Candidate {
+  project: string | null;
+}
+
+/**
+ * The active engrams of a store, analysed, with an inverted index from salient stem to engram, for many conflict
+ * checks inside **one write transaction** (an import batch): loaded once, then kept true by {@link refresh} for every
+ * engram the caller writes. A pair that shares no salient stem has subject overlap 0, below
+ * `CONFLICT_RULES.subjectOverlap`, so the rules can never call it a conflict: looking only at engrams that share a
+ * stem gives exactly the verdicts of comparing with every engram, without reading and comparing every row per line
+ * (which made an import quadratic: 29 engrams/s at 5,000 — docs/PERFORMANCE.md). Outside the transaction it was
+ * loaded in, it is stale: other writers may have changed the store.
+ */
+export class ConflictIndex {
+  private readonly entries = new Map<number, Indexed>();
+  private readonly byStem = new Map<string, Set<number>>();
+
+  constructor(private readonly store: Store) {
+    const rows = store.db
+      .prepare("SELECT id, text, content_hash, project FROM engrams WHERE deleted_at IS NULL AND status = 'active'")
+      .all() as Array<{ id: number; text: string; content_hash: string; project: string | null }>;
+    for (const row of rows) this.add({ id: row.id, text: row.text, project: row.project, analysis: analysisOf(store, row) });
+  }
+
+  /** Re-reads one engram after the caller wrote it (inserted, revised, status changed, deleted). */
+  refresh(id: number): void {
+    this.remove(id);
+    const row = this.store.db
+      .prepare("SELECT id, text, content_hash, project FROM engrams WHERE id = ? AND deleted_at IS NULL AND status = 'active'")
+      .get(id) as { id: number; text: string; content_hash: string; project: string | null } | undefined;
+    if (row) this.add({ id: row.id, text: row.text, project: row.project, analysis: analysisOf(this.store, row) });
+  }
+
+  /** The engrams the probe would be shown beside that share a salient stem with it (plus any with a precomputed verdict). */
+  candidates(probe: ConflictProbe, mine: Analysis, precomputed?: PrecomputedVerdicts): Candidate[] {
+    const ids = new Set<number>(precomputed?.keys());
+    for (const stem of mine.salient) for (const id of this.byStem.get(stem) ?? []) ids.add(id);
+    const found: Candidate[] = [];
+    for (const id of ids) {
+      const entry = this.entries.get(id);
+      if (!entry || id === probe.id) continue;
+      if (probe.project !== null && entry.project !== null && entry.project !== probe.project) continue;
+      found.push(entry);
+    }
+    return found;
+  }
+
+  private add(entry: Indexed): void {
+    this.entries.set(entry.id, entry);
+    for (const stem of entry.analysis.salient) {
+      let ids = this.byStem.get(stem);
+      if (!ids) this.byStem.set(stem, (ids = new Set()));
+      ids.add(entry.id);
+    }
+  }
+
+  private remove(id: number): void {
+    const entry = this.entries.get(id);
+    if (!entry) return;
+    this.entries.delete(id);
+    for (const stem of entry.analysis.salient) this.byStem.get(stem)?.delete(id);
+  }
 }
 
 /** The active engrams the probe contradicts, strongest signal first (an LLM verdict, when given, replaces the rules'). */
-export function findConflicts(store: Store, probe: ConflictProbe, precomputed?: PrecomputedVerdicts): FoundConflict[] {
+export function findConflicts(store: Store, probe: ConflictProbe, precomputed?: PrecomputedVerdicts, index?: ConflictIndex): FoundConflict[] {
   const mine = analyse(probe.text);
   const found: FoundConflict[] = [];
-  for (const candidate of candidates(store, probe)) {
+  for (const candidate of index ? index.candidates(probe, mine, precomputed) : candidates(store, probe)) {
     const verdict = precomputed?.get(candidate.id) ?? ruleVerdict(mine, candidate.analysis);
     if (verdict.conflict) found.push({ ...verdict, other_id: candidate.id, other_text: candidate.text });
   }
