@@ -46,12 +46,21 @@ function candidates(store: Store, probe: ConflictProbe, statuses: readonly Engra
   return rows.map((row) => ({ id: row.id, text: row.text, analysis: analysisOf(store, row) }));
 }
 
+// The last text analysed as a probe: the same text is analysed again as a stored row right after it is written.
+let lastProbe: { text: string; analysis: Analysis } | null = null;
+
+/** `analyse`, remembering the last probe (the analysis is a pure function of the text). */
+function analysed(text: string): Analysis {
+  if (lastProbe?.text !== text) lastProbe = { text, analysis: analyse(text) };
+  return lastProbe.analysis;
+}
+
 /** A stored text's analysis, from the per-store cache while its content hash holds. */
 function analysisOf(store: Store, row: { id: number; text: string; content_hash: string }): Analysis {
   let cache = analyses.get(store);
   if (!cache) analyses.set(store, (cache = new Map()));
   let entry = cache.get(row.id);
-  if (!entry || entry.hash !== row.content_hash) cache.set(row.id, (entry = { hash: row.content_hash, analysis: analyse(row.text) }));
+  if (!entry || entry.hash !== row.content_hash) cache.set(row.id, (entry = { hash: row.content_hash, analysis: analysed(row.text) }));
   return entry.analysis;
 }
 
@@ -72,6 +81,7 @@ interface Indexed extends Candidate {
 export class ConflictIndex {
   private readonly entries = new Map<number, Indexed>();
   private readonly byStem = new Map<string, Set<number>>();
+  private one: ReturnType<Store['db']['prepare']> | undefined;
 
   constructor(private readonly store: Store) {
     const rows = store.db
@@ -83,9 +93,8 @@ export class ConflictIndex {
   /** Re-reads one engram after the caller wrote it (inserted, revised, status changed, deleted). */
   refresh(id: number): void {
     this.remove(id);
-    const row = this.store.db
-      .prepare("SELECT id, text, content_hash, project FROM engrams WHERE id = ? AND deleted_at IS NULL AND status = 'active'")
-      .get(id) as { id: number; text: string; content_hash: string; project: string | null } | undefined;
+    this.one ??= this.store.db.prepare("SELECT id, text, content_hash, project FROM engrams WHERE id = ? AND deleted_at IS NULL AND status = 'active'");
+    const row = this.one.get(id) as { id: number; text: string; content_hash: string; project: string | null } | undefined;
     if (row) this.add({ id: row.id, text: row.text, project: row.project, analysis: analysisOf(this.store, row) });
   }
 
@@ -122,7 +131,7 @@ export class ConflictIndex {
 
 /** The active engrams the probe contradicts, strongest signal first (an LLM verdict, when given, replaces the rules'). */
 export function findConflicts(store: Store, probe: ConflictProbe, precomputed?: PrecomputedVerdicts, index?: ConflictIndex): FoundConflict[] {
-  const mine = analyse(probe.text);
+  const mine = analysed(probe.text);
   const found: FoundConflict[] = [];
   for (const candidate of index ? index.candidates(probe, mine, precomputed) : candidates(store, probe)) {
     const verdict = precomputed?.get(candidate.id) ?? ruleVerdict(mine, candidate.analysis);
