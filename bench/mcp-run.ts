@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { loadSettings, openStore, readEnv } from '../src/core/index.js';
-import { createSearchEngine, importEngrams, percentile, runOperation, searchTuning } from '../src/services/index.js';
+import { createSearchEngine, importEngrams, MCP_AGENT, percentile, runOperation, searchTuning } from '../src/services/index.js';
 import { hookEnvironment } from '../src/hooks/environment.js';
 
 const args = process.argv.slice(2);
@@ -99,11 +99,12 @@ async function search(): Promise<void> {
   // In-process: the operation the server runs for engram_search, on this store, with a warm BM25 engine.
   const settings = loadSettings(readEnv(childEnv, { cwd: project }));
   const engine = createSearchEngine(store, { embedder: null, indexDir: settings.paths.index, tuning: searchTuning(settings.config) });
-  const caller = { actor: 'agent' as const, cwd: project, agent: 'unknown' as const, project: 'shop' };
+  const caller = { cwd: project, agent: 'unknown' as const, project: 'shop' };
   const context = {
     store,
     settings,
     caller,
+    actor: MCP_AGENT,
     search: (request: Parameters<typeof engine.search>[0]) => engine.search(request),
     searchMode: 'bm25' as const,
     model: null,

@@ -77,6 +77,7 @@ export type {
   EngramFilter,
   EngramCounts,
   NewEngram,
+  StatusVisibility,
   SessionRepo,
   Session,
   SessionSighting,
@@ -161,4 +162,4 @@ export { LLM_PROVIDERS } from './config.js';
 export type { LlmProviderSetting } from './config.js';
 export type { LlmUsageRepo, LlmUsageTotals } from './store/index.js';
 export type { ExtractionRepo, ExtractionState } from './store/index.js';
-export type { ObservationRepo, ObservationStats, ProjectRename, SessionWithCount } from './store/index.js';
+export type { ObservationRepo, ObservationStats, ProjectRename, ProjectRows, SessionWithCount } from './store/index.js';

@@ -17,13 +17,14 @@ import type { Caller } from '../services/ops/index.js';
 import type { InProcessRunner } from './inprocess.js';
 
 /**
- * Operations that never need the store's warm state: run where the caller is (explain reads tape files). Kept in
+ * Operations that never need the store's warm state: run where the caller is (explain reads tape files, a doc entry
+ * the repository's docs). Kept in
  * step with the catalog's `local` flags by a test (importing the catalog here would load every service).
  */
-export const LOCAL = new Set(['engram.explain', 'obs.suggest_topic_key']);
+export const LOCAL = new Set(['engram.explain', 'obs.suggest_topic_key', 'docs.entry']);
 /** Operations that do not write (the catalog's `writes: false`): safe to answer in-process after a server that took too long. */
 export const READS = new Set([
-  'engram.search', 'engram.list', 'engram.status', 'engram.explain',
+  'engram.search', 'engram.list', 'engram.status', 'engram.explain', 'engram.why', 'context.recall', 'docs.entry',
   'obs.get', 'obs.search', 'obs.recent', 'obs.timeline', 'obs.context', 'obs.stats', 'obs.suggest_topic_key',
   'session.recent', 'prompt.recent', 'prompt.search',
 ]);

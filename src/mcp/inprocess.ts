@@ -5,7 +5,7 @@
  * @module
  */
 import { openStore, type Logger, type Settings, type Store } from '../core/index.js';
-import { createSearchEngine, runOperation, searchTuning, workEnvironment, type Caller, type SearchEngine } from '../services/ops/index.js';
+import { createSearchEngine, MCP_AGENT, runOperation, searchTuning, workEnvironment, type Caller, type SearchEngine } from '../services/ops/index.js';
 
 /** Runs operations in this process; the store and the engine open on first use and stay open until `close`. */
 export interface InProcessRunner {
@@ -26,6 +26,8 @@ export function createInProcessRunner(settings: Settings, log: Logger): InProces
         },
         settings,
         caller,
+        // The MCP process answering for the server it could not reach: the agent, as the server would have it.
+        actor: MCP_AGENT,
         search(request) {
           engine ??= createSearchEngine(openedStore(), {
             embedder: null,

@@ -87,7 +87,7 @@ export async function runMcp(argv: readonly string[], options: McpRunOptions): P
         inFlight++;
         const started = performance.now();
         try {
-          const caller: Caller = { actor: 'agent', cwd: options.cwd, agent: agentOf(server.getClientVersion()?.name), session_id: sessionId, project };
+          const caller: Caller = { cwd: options.cwd, agent: agentOf(server.getClientVersion()?.name), session_id: sessionId, project };
           const { result, by, serverMs } = await client.call(method, params, caller);
           const ms = Math.round((performance.now() - started) * 10) / 10;
           log.info('operation answered', { method, by, ms, ...(serverMs !== undefined ? { server_ms: serverMs } : {}) });

@@ -32,6 +32,7 @@ export const PROFILES = {
     'engram_list',
     'engram_status',
     'engram_explain',
+    'engram_doc',
   ],
 } as const;
 

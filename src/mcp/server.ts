@@ -1,14 +1,29 @@
 /**
- * The MCP protocol side: tools/list and tools/call on the SDK's `Server`. Each tool's zod schema is listed as JSON
- * Schema and parses the arguments once; an operation's EngramError becomes a tool result with `isError: true` and a
- * one-line reason; a tool that is not registered (unknown, or not in the selected profiles) is a protocol error.
+ * The MCP protocol side: tools/list and tools/call, resources/list, resources/templates/list and resources/read on the
+ * SDK's `Server`. Each tool's zod schema is listed as JSON Schema and parses the arguments once; an operation's
+ * EngramError becomes a tool result with `isError: true` and a one-line reason; a tool that is not registered
+ * (unknown, or not in the selected profiles) is a protocol error, as is a resource that does not exist.
  * @module
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  type CallToolResult,
+  type ReadResourceResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 import { isEngramError, VERSION, type Logger } from '../core/index.js';
+import { RESOURCE_TEMPLATES, RESOURCES, type ResourceDef, type ResourceTemplateDef } from './resources.js';
 import type { ToolContext, ToolDef } from './tools.js';
+
+/** The MCP spec's code for a resource that does not exist. */
+const RESOURCE_NOT_FOUND = -32002;
 
 /** Claude Code keeps a tool marked like this loaded instead of deferring it behind its tool search. */
 const ALWAYS_LOAD = { 'anthropic/alwaysLoad': true };
@@ -37,6 +52,10 @@ export function instructions(tools: ReadonlySet<string>): string {
 /** Options for {@link createMcpServer}. */
 export interface McpServerOptions {
   tools: readonly ToolDef[];
+  /** @default RESOURCES */
+  resources?: readonly ResourceDef[];
+  /** @default RESOURCE_TEMPLATES */
+  templates?: readonly ResourceTemplateDef[];
   context: ToolContext;
   log: Logger;
 }
@@ -44,10 +63,12 @@ export interface McpServerOptions {
 /** An SDK server with the given tools registered (not yet connected). */
 export function createMcpServer(options: McpServerOptions): Server {
   const { tools, context, log } = options;
+  const resources = options.resources ?? RESOURCES;
+  const templates = options.templates ?? RESOURCE_TEMPLATES;
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const server = new Server(
     { name: 'engram', version: VERSION },
-    { capabilities: { tools: {} }, instructions: instructions(new Set(byName.keys())) },
+    { capabilities: { tools: {}, resources: {} }, instructions: instructions(new Set(byName.keys())) },
   );
   // Built on the first tools/list, not before initialize is answered: turning 25 zod schemas into JSON Schema is
   // the one noticeable cost of starting.
@@ -86,6 +107,37 @@ export function createMcpServer(options: McpServerOptions): Server {
         log.error('tool call failed', { tool: tool.name, error });
       }
       return failed(tool.failure !== null ? `${tool.failure}${message}` : `${isEngramError(error) ? error.code : 'INTERNAL'}: ${message}`);
+    }
+  });
+
+  // Listed without their functions.
+  server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: resources.map(({ read: _read, ...listed }) => listed) }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
+    resourceTemplates: templates.map(({ read: _read, match: _match, ...listed }) => listed),
+  }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (request): Promise<ReadResourceResult> => {
+    const { uri } = request.params;
+    const started = performance.now();
+    const fixed = resources.find((resource) => resource.uri === uri);
+    const template = fixed ? undefined : templates.map((candidate) => ({ candidate, params: candidate.match(uri) })).find((found) => found.params);
+    if (!fixed && !template) throw new McpError(RESOURCE_NOT_FOUND, `Resource ${uri} not found`, { uri });
+    try {
+      const text = fixed ? await fixed.read(context) : await template!.candidate.read(template!.params!, context);
+      log.info('resource read', { uri, ms: Math.round(performance.now() - started) });
+      return { contents: [{ uri, mimeType: (fixed ?? template!.candidate).mimeType, text }] };
+    } catch (error) {
+      const message = oneLine(error instanceof Error ? error.message : String(error));
+      if (!isEngramError(error) || error.code === 'INTERNAL') log.error('resource read failed', { uri, error });
+      else log.info('resource read failed', { uri, code: error.code, message });
+      // A resource has no error result: the reason travels as a protocol error, with the spec's code where one fits.
+      const code = !isEngramError(error)
+        ? ErrorCode.InternalError
+        : error.code === 'NOT_FOUND'
+          ? RESOURCE_NOT_FOUND
+          : error.code === 'INVALID_INPUT'
+            ? ErrorCode.InvalidParams
+            : ErrorCode.InternalError;
+      throw new McpError(code, `${isEngramError(error) ? error.code : 'INTERNAL'}: ${message}`, { uri });
     }
   });
   return server;

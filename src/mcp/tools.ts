@@ -13,6 +13,7 @@ import type {
   PassiveCaptureResult,
   SaveObservationResult,
   TimelineResult,
+  UpdateObservationResult,
 } from '../services/ops/index.js';
 import {
   formatContext,
@@ -24,6 +25,7 @@ import {
   formatStats,
   formatTimeline,
   quote,
+  statusNote,
   truncate,
 } from './format.js';
 
@@ -115,7 +117,8 @@ const ENGRAM_TOOLS: ToolDef[] = [
     description:
       'Store a lesson in Engram memory: one to three sentences another session should know (a fix, a convention, a gotcha, ' +
       'a user preference). Secrets and <private>…</private> spans are removed before storing; the same text in the same ' +
-      'project and scope is counted as a duplicate, not stored twice. Omit project for a personal lesson that applies everywhere.',
+      'project and scope is counted as a duplicate, not stored twice. Omit project for a personal lesson that applies everywhere. ' +
+      'What you add waits for a person\'s review (engram.status "pending") before later sessions are shown it; your own searches find it at once.',
     shape: {
       text: text().describe('The lesson itself (at most 2,000 characters; longer detail goes in content)'),
       title: optionalText().describe('A short label'),
@@ -222,23 +225,40 @@ const ENGRAM_TOOLS: ToolDef[] = [
   tool({
     name: 'engram_explain',
     description:
-      'Why do these lines exist? Given file:start-end (lines 1-based, relative to this folder), returns the recorded agent ' +
-      'sessions (tapes) that wrote, edited, read or discussed them, with the moments around each touch.',
+      'Why does this exist? Given span file:start-end (lines 1-based, relative to this folder), returns the recorded agent ' +
+      'sessions (tapes) that wrote, edited, read or discussed those lines, with the moments around each touch. Given id (an ' +
+      'engram, EG#<id> in an [ENGRAM] block), returns where that memory came from: the session and moment it was learned in, ' +
+      'the files touched then, whether the code it names still exists, and its history (who changed it, when).',
     shape: {
-      span: text().describe('file:start-end, e.g. src/auth.ts:42-60 (or file:line)'),
-      before: z.number().int().min(0).max(200).optional().describe('Events to show before each touch'),
-      after: z.number().int().min(0).max(200).optional().describe('Events to show after each touch'),
-      brief: z.boolean().optional().describe('Only which tapes and where, no transcript'),
-      limit: z.number().int().min(1).max(100).optional().describe('Tapes to return (default 10)'),
+      span: optionalText().describe('file:start-end, e.g. src/auth.ts:42-60 (or file:line); give span or id'),
+      id: id('An engram id: explain where that memory came from instead of lines of code').optional(),
+      before: z.number().int().min(0).max(200).optional().describe('With span: events to show before each touch'),
+      after: z.number().int().min(0).max(200).optional().describe('With span: events to show after each touch'),
+      brief: z.boolean().optional().describe('With span: only which tapes and where, no transcript'),
+      limit: z.number().int().min(1).max(100).optional().describe('With span: tapes to return (default 10)'),
     },
-    annotations: readOnly('Explain lines of code'),
+    annotations: readOnly('Explain code or a memory'),
     core: true,
-    async run({ span, ...options }, { call }) {
-      const match = /^(.+):(\d+)(?:-(\d+))?$/.exec(span.trim());
-      if (!match) throw new EngramError('INVALID_INPUT', `span must be file:start-end, e.g. src/auth.ts:42-60; got ${quote(span)}`);
+    async run({ span, id: engramId, ...options }, { call }) {
+      if ((span === undefined) === (engramId === undefined)) {
+        throw new EngramError('INVALID_INPUT', 'give either span (file:start-end, e.g. src/auth.ts:42-60) or id (an engram), not both');
+      }
+      if (engramId !== undefined) return json(await call('engram.why', { id: engramId }));
+      const match = /^(.+):(\d+)(?:-(\d+))?$/.exec((span as string).trim());
+      if (!match) throw new EngramError('INVALID_INPUT', `span must be file:start-end, e.g. src/auth.ts:42-60; got ${quote(span as string)}`);
       const [, file, start, end] = match;
       return json(await call('engram.explain', defined({ file, start: Number(start), end: Number(end ?? start), ...options })));
     },
+  }),
+  tool({
+    name: 'engram_doc',
+    description:
+      "Read one entry of this repository's living knowledge docs by its stable id: a concept (C###), a claim (E###) or a " +
+      'workflow (W###), as briefings and docs cite them. Returns JSON: its markdown, fields, status and graveyard history.',
+    shape: { id: text().describe('The entry id, e.g. C012, E003 or W001') },
+    annotations: readOnly('Read a knowledge doc entry'),
+    core: false,
+    run: async (args, { call }) => json(await call('docs.entry', args)),
   }),
 ];
 
@@ -274,7 +294,8 @@ const GO_TOOLS: ToolDef[] = [
       'Save an important observation to persistent memory. Call it PROACTIVELY after a decision, a bug fix, a new pattern or ' +
       'convention, a configuration change or a discovery — do not wait to be asked. Title: short and searchable. Content: ' +
       '**What** / **Why** / **Where** / **Learned**. Give topic_key (see mem_suggest_topic_key) to update one observation as a ' +
-      'topic evolves instead of adding new ones.',
+      'topic evolves instead of adding new ones. A save waits for a person\'s review before later sessions are shown it; your ' +
+      'own searches find it at once.',
     shape: {
       title: text().describe("Short, searchable title (e.g. 'JWT auth middleware', 'Fixed N+1 query')"),
       content: text().describe('Structured content using **What**, **Why**, **Where**, **Learned**'),
@@ -308,8 +329,9 @@ const GO_TOOLS: ToolDef[] = [
     core: false,
     failure: 'Failed to update memory: ',
     async run(args, { call }) {
-      const { observation, warnings } = await call<{ observation: ObservationView; warnings: string[] }>('obs.update', defined(args));
-      return [`Memory updated: #${observation.id} ${quote(observation.title)} (${observation.type}, scope=${observation.scope})`, ...warnings].join('\n');
+      const { observation, warnings, review } = await call<UpdateObservationResult>('obs.update', defined(args));
+      const note = statusNote(review);
+      return [`Memory updated: #${observation.id} ${quote(observation.title)} (${observation.type}, scope=${observation.scope})`, ...warnings, ...(note ? [note] : [])].join('\n');
     },
   }),
   tool({
@@ -413,8 +435,9 @@ const GO_TOOLS: ToolDef[] = [
     core: true,
     failure: 'Failed to save session summary: ',
     async run(args, { call }) {
-      const saved = await call<{ project: string | null }>('session.summary', defined(args));
-      return `Session summary saved for project ${quote(saved.project ?? '')}`;
+      const summary = await call<{ project: string | null; saved: SaveObservationResult }>('session.summary', defined(args));
+      const note = statusNote(summary.saved.review);
+      return `Session summary saved for project ${quote(summary.project ?? '')}${note ? `\n${note}` : ''}`;
     },
   }),
   tool({

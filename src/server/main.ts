@@ -29,6 +29,7 @@ import {
   createSearchEngine,
   embedPending,
   governancePolicy,
+  MCP_AGENT,
   queueAbandonedSessions,
   runOperation,
   runPendingJobs,
@@ -238,6 +239,8 @@ function scheduleJobs(): void {
 /**
  * Runs one operation of services/ops for another process (the MCP server) with this server's warm store and engine.
  * An operation's own failure (bad parameters, unknown id, a locked store) is its answer, not a protocol error.
+ * Whoever connects to this socket is the agent's surface (the MCP process; hooks send `hook`, not `call`): every
+ * operation runs as the agent through MCP, whatever the request says — the caller schema has no actor to say it with.
  */
 async function runCall(method: string, params: unknown, caller: Caller): Promise<ServerReply> {
   const started = performance.now();
@@ -249,13 +252,14 @@ async function runCall(method: string, params: unknown, caller: Caller): Promise
         return liveSettings();
       },
       caller,
+      actor: MCP_AGENT,
       search: (request) => engine.search(request),
       searchMode: model ? 'hybrid' : 'bm25',
       model: model?.name ?? null,
       environment: (cwd, agent) => hookEnvironment(liveSettings(), cwd, agent),
       now: () => new Date(),
     });
-    log.debug('call done', { method, actor: caller.actor, ms: ms() });
+    log.debug('call done', { method, agent: caller.agent, ms: ms() });
     return { ok: true, op: 'call', result, ms: ms() };
   } catch (thrown) {
     const error = toEngramError(thrown);

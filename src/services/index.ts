@@ -48,6 +48,7 @@ export {
   ACTOR_KINDS,
   CLI_USER,
   API_USER,
+  MCP_AGENT,
   listAudit,
   entryByToken,
   undoneBy,
@@ -367,7 +368,6 @@ export {
 } from './observations/index.js';
 export type {
   ObservationView,
-  Actor as ObservationActor,
   WriteContext,
   SaveObservationInput,
   SaveObservationResult,

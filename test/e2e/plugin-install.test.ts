@@ -322,13 +322,21 @@ describe.skipIf(!existsSync(RUN_CLAUDE))('a marketplace install in the real Clau
     const searched = JSON.parse(lastResult(main[1]?.body)) as { abstained: string | null; results: Array<{ id: number }> };
     expect(searched.abstained).toBeNull();
     expect(searched.results[0]?.id).toBe(seeded);
-    expect(lastResult(main[2]?.body)).toMatch(/^Memory saved: "Release flag" \(config\)\nSuggested topic_key: config\/release-flag\nID: \d+$/);
+    // The agent's save waits for a person's review (the Go engram's lines first, the status after them).
+    expect(lastResult(main[2]?.body)).toMatch(/^Memory saved: "Release flag" \(config\)\nSuggested topic_key: config\/release-flag\nStatus: pending review — [^\n]+\nID: \d+$/);
     expect(readFileSync(run.transcript, 'utf8')).not.toMatch(HOOK_TROUBLE);
 
     const store = openStore({ path: join(engramHome, 'engram.db'), readonly: true });
     try {
       const saved = store.engrams.list({ limit: 1000 }).engrams.find((engram) => engram.title === 'Release flag');
-      expect(saved).toMatchObject({ kind: 'config', project: 'shop', session_id: 'manual-save-shop', text: '**What**: set NODE_ENV=production for release builds' });
+      expect(saved).toMatchObject({
+        kind: 'config',
+        project: 'shop',
+        session_id: 'manual-save-shop',
+        text: '**What**: set NODE_ENV=production for release builds',
+        status: 'pending',
+        learned_by: 'agent',
+      });
     } finally {
       store.close();
     }

@@ -108,7 +108,8 @@ describe('bad input', () => {
     const result = await missing.tool('mem_stats');
     expect(result.isError).toBe(true);
     expect(result.text).toMatch(/^Failed to get stats: /);
-    expect((await missing.client.listTools()).tools.length).toBe(25);
+    // It still serves: every tool, as the healthy server lists them.
+    expect((await missing.client.listTools()).tools.length).toBe((await mcp.client.listTools()).tools.length);
   });
 });
 
@@ -186,7 +187,8 @@ describe('where the work happens', () => {
       if (server) await new Promise((resolve) => setTimeout(resolve, 1_500));
       const store = openStore({ path: join(home, 'engram.db') });
       try {
-        const saved = store.engrams.list({ limit: 10_000 }).total;
+        // Every row, whatever its review status (the agent's saves are pending).
+        const saved = store.db.prepare('SELECT count(*) FROM engrams').pluck().get() as number;
         // All of the capture or none of it: one transaction.
         expect({ server, whole: saved === 0 || saved === 400 }).toEqual({ server, whole: true });
         // A server that had the request finishes it although its caller is gone.

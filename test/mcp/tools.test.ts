@@ -10,7 +10,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { openStore } from '../../src/core/index.js';
 import { readTape, recordTranscript, type CodeEditEvent } from '../../src/services/index.js';
-import { hookProcess, SHARED } from '../_helpers.js';
+import { engramProcess, hookProcess, SHARED } from '../_helpers.js';
 import { connect, workspace } from './_mcp.js';
 
 const ListedToolsSchema = z.object({
@@ -52,7 +52,13 @@ const GO_ANNOTATIONS: Record<string, [boolean, boolean, boolean, boolean, boolea
 
 const AGENT = ['mem_save', 'mem_search', 'mem_context', 'mem_session_summary', 'mem_session_start', 'mem_session_end', 'mem_get_observation', 'mem_suggest_topic_key', 'mem_capture_passive', 'mem_save_prompt', 'mem_update'];
 const ADMIN = ['mem_delete', 'mem_stats', 'mem_timeline', 'mem_merge_projects'];
-const ENGRAM = ['engram_search', 'engram_add', 'engram_update', 'engram_deprecate', 'engram_feedback', 'engram_pin', 'engram_unpin', 'engram_list', 'engram_status', 'engram_explain'];
+const ENGRAM = ['engram_search', 'engram_add', 'engram_update', 'engram_deprecate', 'engram_feedback', 'engram_pin', 'engram_unpin', 'engram_list', 'engram_status', 'engram_explain', 'engram_doc'];
+
+/** What an agent's save says after the Go engram's lines: it waits for review (the default policy), and why. */
+const pending = (why: string) => `Status: pending review — ${why}. Later sessions are shown it only after a person approves it; your own searches find it now.`;
+const tier2 = (kind: string) => pending(`tier 2 (kind '${kind}' is tier 2): waits for review`);
+/** "sessions do not scale": text that forbids or requires an action is tier 3, whatever its kind. */
+const TIER3 = pending('tier 3 (it forbids or requires an action): always reviewed by a person');
 
 describe('the tool list', () => {
   it('lists every tool with annotations, keeps core tools loaded, marks the rest deferred, and explains itself in two sentences', async () => {
@@ -86,7 +92,7 @@ describe('the tool list', () => {
     // Of Engram's tools, none is destructive (deprecating keeps the engram); the read ones say so.
     for (const name of ENGRAM) expect(tools.find((tool) => tool.name === name)?.annotations.destructiveHint).toBe(false);
     expect(tools.filter((tool) => tool.annotations.readOnlyHint).map((tool) => tool.name).filter((name) => name.startsWith('engram_')).sort()).toEqual(
-      ['engram_explain', 'engram_list', 'engram_search', 'engram_status'],
+      ['engram_doc', 'engram_explain', 'engram_list', 'engram_search', 'engram_status'],
     );
     // Arguments are described by the zod schemas: required fields are required.
     expect(tools.find((tool) => tool.name === 'mem_save')?.inputSchema.required?.sort()).toEqual(['content', 'title']);
@@ -131,28 +137,37 @@ describe("the Go engram's tools", () => {
     expect(await mcp.tool('mem_search', { query: 'anything' })).toEqual({ text: 'No memories found for: "anything"', isError: false });
 
     const saved = await mcp.tool('mem_save', { title: 'JWT auth middleware', content: '**What**: Replaced express-session with JWT\n**Why**: sessions do not scale', type: 'decision' });
-    expect(saved).toEqual({ text: 'Memory saved: "JWT auth middleware" (decision)\nSuggested topic_key: decision/jwt-auth-middleware\nID: 1', isError: false });
+    // The Go engram's lines first; ours (the review status, the id) after them.
+    expect(saved).toEqual({ text: `Memory saved: "JWT auth middleware" (decision)\nSuggested topic_key: decision/jwt-auth-middleware\n${TIER3}\nID: 1`, isError: false });
     // The same save within the window is a duplicate of the same row.
     const again = await mcp.tool('mem_save', { title: 'JWT auth middleware', content: '**What**: Replaced express-session with JWT\n**Why**: sessions do not scale', type: 'decision' });
-    expect(again.text).toMatch(/^Memory saved: "JWT auth middleware" \(decision\)\nSuggested topic_key: decision\/jwt-auth-middleware\nAlready saved in the last 15 minutes: counted as a duplicate \(2 times\)\.\nID: 1$/);
+    expect(again.text).toBe(
+      `Memory saved: "JWT auth middleware" (decision)\nSuggested topic_key: decision/jwt-auth-middleware\nAlready saved in the last 15 minutes: counted as a duplicate (2 times).\n${TIER3}\nID: 1`,
+    );
     const topic = await mcp.tool('mem_save', { title: 'Auth model', content: 'Sessions in Redis.', type: 'architecture', topic_key: 'architecture/auth-model' });
-    expect(topic.text).toBe('Memory saved: "Auth model" (architecture)\nID: 2');
+    expect(topic.text).toBe(`Memory saved: "Auth model" (architecture)\n${tier2('architecture')}\nID: 2`);
     expect((await mcp.tool('mem_save', { title: 'Auth model', content: 'JWT now.', type: 'architecture', topic_key: 'architecture/auth-model' })).text).toBe(
-      'Memory saved: "Auth model" (architecture)\nUpdated the observation with this topic_key in place (revision 2).\nID: 2',
+      `Memory saved: "Auth model" (architecture)\nUpdated the observation with this topic_key in place (revision 2).\n${tier2('architecture')}\nID: 2`,
     );
     await mcp.tool('mem_save', { title: 'Long one', content: `${'A long observation about caching. '.repeat(20)}`, type: 'pattern' });
 
+    // The agent's own saves are found at once, each marked as waiting for review on a line after the Go engram's three.
     const found = await mcp.tool('mem_search', { query: 'JWT auth' });
-    expect(found.text).toMatch(/^Found 2 memories:\n\n\[1\] #1 \(decision\) — JWT auth middleware\n {4}\*\*What\*\*: Replaced express-session with JWT\n\*\*Why\*\*: sessions do not scale\n {4}\d{4}-\d\d-\d\dT[\d:.]+Z \| project: shop \| scope: project\n\n\[2\] #2 \(architecture\) — Auth model\n/);
+    expect(found.text).toMatch(
+      /^Found 2 memories:\n\n\[1\] #1 \(decision\) — JWT auth middleware\n {4}\*\*What\*\*: Replaced express-session with JWT\n\*\*Why\*\*: sessions do not scale\n {4}\d{4}-\d\d-\d\dT[\d:.]+Z \| project: shop \| scope: project\n {4}status: pending review\n\n\[2\] #2 \(architecture\) — Auth model\n/,
+    );
     const preview = await mcp.tool('mem_search', { query: 'caching', type: 'pattern' });
     expect(preview.text).toContain('[1] #3 (pattern) — Long one');
     expect(preview.text).toContain('... [preview]');
     expect(preview.text.endsWith('---\nResults above are previews (300 chars). To read the full content of a specific memory, call mem_get_observation(id: <ID>).\n')).toBe(true);
 
     const full = await mcp.tool('mem_get_observation', { id: 2 });
-    expect(full.text).toMatch(/^#2 \[architecture\] Auth model\nJWT now\.\nSession: manual-save-shop\nProject: shop\nScope: project\nTopic: architecture\/auth-model\nDuplicates: 1\nRevisions: 2\nCreated: \d{4}-/);
+    expect(full.text).toMatch(/^#2 \[architecture\] Auth model\nJWT now\.\nSession: manual-save-shop\nProject: shop\nScope: project\nTopic: architecture\/auth-model\nDuplicates: 1\nRevisions: 2\nCreated: \d{4}-[^\n]+\nStatus: pending review\. /);
 
-    expect(await mcp.tool('mem_update', { id: 1, title: 'JWT middleware', scope: 'personal' })).toEqual({ text: 'Memory updated: #1 "JWT middleware" (decision, scope=personal)', isError: false });
+    expect(await mcp.tool('mem_update', { id: 1, title: 'JWT middleware', scope: 'personal' })).toEqual({
+      text: `Memory updated: #1 "JWT middleware" (decision, scope=personal)\n${TIER3}`,
+      isError: false,
+    });
     expect(await mcp.tool('mem_delete', { id: 3 })).toEqual({ text: 'Memory #3 soft-deleted', isError: false });
     expect(await mcp.tool('mem_get_observation', { id: 3 })).toEqual({ text: 'Observation #3 not found', isError: true });
     expect((await mcp.tool('mem_search', { query: 'caching' })).text).toBe('No memories found for: "caching"');
@@ -160,7 +175,7 @@ describe("the Go engram's tools", () => {
 
     const context = await mcp.tool('mem_context', { project: 'shop' });
     expect(context.text).toContain('## Memory from Previous Sessions\n\n### Recent Sessions\n- **shop** (');
-    expect(context.text).toContain('### Recent Observations\n- [architecture] **Auth model**: JWT now.');
+    expect(context.text).toContain('### Recent Observations\n- [architecture] **Auth model** (pending review): JWT now.');
     expect(context.text).toMatch(/\n---\nMemory stats: 1 sessions, 2 observations across projects: shop$/);
     expect(await mcp.tool('mem_stats')).toEqual({ text: 'Memory System Stats:\n- Sessions: 1\n- Observations: 2\n- Prompts: 0\n- Projects: shop', isError: false });
     expect(await mcp.tool('mem_suggest_topic_key', { type: 'bugfix', title: 'Fixed N+1 query' })).toEqual({ text: 'Suggested topic_key: bug/fixed-n-1-query', isError: false });
@@ -174,16 +189,20 @@ describe("the Go engram's tools", () => {
     for (let i = 1; i <= 4; i++) await mcp.tool('mem_save', { title: `Step ${i}`, content: `Did step number ${i}.`, session_id: 'sess-7' });
     expect((await mcp.tool('mem_save_prompt', { content: 'please add the retry helper', session_id: 'sess-7' })).text).toBe('Prompt saved: "please add the retry helper"');
     const learnings = '## Key Learnings:\n\n1. The retry helper must cap its backoff at thirty seconds\n2. FTS5 needs every user term quoted before MATCH\n';
-    expect((await mcp.tool('mem_capture_passive', { content: learnings, session_id: 'sess-7' })).text).toBe('Passive capture complete: extracted=2 saved=2 duplicates=0');
+    expect((await mcp.tool('mem_capture_passive', { content: learnings, session_id: 'sess-7' })).text).toBe(
+      'Passive capture complete: extracted=2 saved=2 duplicates=0\n2 of the 2 saved wait for review: later sessions are shown them only after a person approves them; your own searches find them now.',
+    );
     expect((await mcp.tool('mem_capture_passive', { content: learnings })).text).toBe('Passive capture complete: extracted=2 saved=0 duplicates=2');
     expect((await mcp.tool('mem_session_summary', { content: '## Goal\nA retry helper\n## Accomplished\n- ✅ done', session_id: 'sess-7' })).text).toBe(
-      'Session summary saved for project "shop"',
+      `Session summary saved for project "shop"\n${tier2('session_summary')}`,
     );
     expect((await mcp.tool('mem_session_end', { id: 'sess-7', summary: 'Retry helper added.' })).text).toBe('Session "sess-7" completed');
     expect(await mcp.tool('mem_session_end', { id: 'nobody' })).toEqual({ text: 'Failed to end session: session "nobody" does not exist', isError: true });
 
     const timeline = await mcp.tool('mem_timeline', { observation_id: 3, before: 1, after: 1 });
-    expect(timeline.text).toMatch(/^Session: shop \(\d{4}-[^)]+\) — Retry helper added\.\nTotal observations in session: 7\n\n─── Before ───\n {2}#2 \[manual\] Step 2 — Did step number 2\.\n\n>>> #3 \[manual\] Step 3 <<<\n {4}Did step number 3\.\n {4}\d{4}-[^\n]+\n\n─── After ───\n {2}#4 \[manual\] Step 4 — Did step number 4\.\n$/);
+    expect(timeline.text).toMatch(
+      /^Session: shop \(\d{4}-[^)]+\) — Retry helper added\.\nTotal observations in session: 7\n\n─── Before ───\n {2}#2 \[manual\] Step 2 — Did step number 2\. \[pending review\]\n\n>>> #3 \[manual\] Step 3 <<< \[pending review\]\n {4}Did step number 3\.\n {4}\d{4}-[^\n]+\n\n─── After ───\n {2}#4 \[manual\] Step 4 — Did step number 4\. \[pending review\]\n$/,
+    );
     expect(await mcp.tool('mem_timeline', { observation_id: 99 })).toEqual({ text: 'Timeline error: observation #99 not found', isError: true });
 
     await mcp.tool('mem_save', { title: 'Drift', content: 'Saved under another spelling.', project: 'Shop-App' });
@@ -252,20 +271,27 @@ describe("Engram's tools", () => {
   });
 });
 
-describe('one store', () => {
-  it('an observation saved over MCP is an engram: engram_search finds it and a hook injects it', async () => {
+describe('one store, one review gate', () => {
+  it("an agent's save is an engram: its own searches find it at once, hooks inject it only after a person approves it", async () => {
     const { home, project } = workspace();
     const mcp = await connect(home, { cwd: project });
     await mcp.tool('mem_save', { title: 'Deploy lock', content: 'A deploy fails when the migration lock is still held; release it with npm run unlock first.', type: 'bugfix' });
     const lesson = JSON.parse((await mcp.tool('engram_add', { text: 'Staging deploys run from the release branch only.', project: 'shop' })).text);
+    expect(lesson.engram).toMatchObject({ status: 'pending', status_reason: expect.stringMatching(/waits for review/) });
     const viaEngram = JSON.parse((await mcp.tool('engram_search', { query: 'deploy migration lock' })).text);
-    expect(viaEngram.results[0]).toMatchObject({ id: 1, kind: 'bugfix', category: 'bugfix', project: 'shop' });
+    expect(viaEngram.results[0]).toMatchObject({ id: 1, kind: 'bugfix', category: 'bugfix', project: 'shop', status: 'pending' });
     expect((await mcp.tool('mem_search', { query: 'staging deploys release branch' })).text).toContain(`#${lesson.id} (lesson) — Staging deploys run from the release branch only.`);
     await mcp.close();
 
     const prompt = JSON.stringify({ session_id: 'hook-1', transcript_path: '/tmp/t.jsonl', cwd: project, hook_event_name: 'UserPromptSubmit', prompt: 'why does the deploy fail on the migration lock?' });
-    const hook = await hookProcess('user-prompt-submit', prompt, { home });
-    expect(hook.code).toBe(0);
-    expect(hook.stdout).toContain('EG#1 [bugfix] Deploy lock: A deploy fails when the migration lock is still held');
+    const before = await hookProcess('user-prompt-submit', prompt, { home });
+    expect(before.code).toBe(0);
+    expect(before.stdout).not.toContain('EG#1');
+
+    // A person approves it at the command line: the next session is shown it.
+    const approved = engramProcess(['approve', '1'], { home, cwd: project });
+    expect(approved.status, approved.stderr).toBe(0);
+    const after = await hookProcess('user-prompt-submit', prompt.replace('hook-1', 'hook-2'), { home });
+    expect(after.stdout).toContain('EG#1 [bugfix] Deploy lock: A deploy fails when the migration lock is still held');
   });
 });

@@ -154,6 +154,8 @@ export interface EngramFilter {
   deprecated?: 'exclude' | 'include' | 'only';
   /** Only engrams in one of these review states (the CLI's default is `active`). */
   statuses?: readonly EngramStatus[];
+  /** Pending engrams learned this way too (the agent's own saves, `['agent']`), whatever `statuses` says. */
+  pendingLearnedBy?: readonly LearnedBy[];
   /** Only engrams learned this way. */
   learnedBy?: readonly LearnedBy[];
   /** Only engrams whose code is in this liveness state. */
@@ -188,6 +190,22 @@ export interface EngramCounts {
 }
 
 const ITERATE_PAGE = 500;
+
+/** Which review states a read shows: these statuses, and pending engrams learned as `pendingLearnedBy` says. */
+export interface StatusVisibility {
+  statuses: readonly EngramStatus[];
+  pendingLearnedBy?: readonly LearnedBy[];
+}
+
+/** The SQL condition (and its parameters) of a {@link StatusVisibility}, for a query over `engrams`. */
+export function statusClause(visibility: StatusVisibility): { sql: string; params: string[] } {
+  const statuses = 'status IN (SELECT value FROM json_each(?))';
+  if (!visibility.pendingLearnedBy?.length) return { sql: statuses, params: [JSON.stringify(visibility.statuses)] };
+  return {
+    sql: `(${statuses} OR (status = 'pending' AND learned_by IN (SELECT value FROM json_each(?))))`,
+    params: [JSON.stringify(visibility.statuses), JSON.stringify(visibility.pendingLearnedBy)],
+  };
+}
 
 const escapeLike = (value: string): string => value.replace(/[\\%_]/g, (c) => `\\${c}`);
 
@@ -241,8 +259,9 @@ export function createEngramRepo(db: Database): EngramRepo {
     const params: unknown[] = [];
     if (!filter.includeDeleted) clauses.push('deleted_at IS NULL');
     if (filter.statuses !== undefined) {
-      clauses.push('status IN (SELECT value FROM json_each(?))');
-      params.push(JSON.stringify(filter.statuses));
+      const visible = statusClause({ statuses: filter.statuses, ...(filter.pendingLearnedBy ? { pendingLearnedBy: filter.pendingLearnedBy } : {}) });
+      clauses.push(visible.sql);
+      params.push(...visible.params);
     } else {
       const deprecated = filter.deprecated ?? 'exclude';
       if (deprecated === 'exclude') clauses.push('deprecated = 0');

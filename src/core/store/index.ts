@@ -4,7 +4,7 @@ export { SCHEMA_VERSION, MIGRATIONS, migrate, schemaVersion } from './migrations
 export type { Migration, MigrationReport } from './migrations.js';
 export { loadVectorExtension, loadSqlite, openDatabase } from './database.js';
 export type { Database } from './database.js';
-export type { EngramRepo, EngramFilter, EngramCounts, NewEngram, RecallFields } from './engrams.js';
+export type { EngramRepo, EngramFilter, EngramCounts, NewEngram, RecallFields, StatusVisibility } from './engrams.js';
 export type { SessionRepo, Session, SessionSighting, UserPrompt, Agent } from './sessions.js';
 export type { StatsRepo, TagRelevanceRow } from './stats.js';
 export { KNN_MAX_K } from './vectors.js';
@@ -13,4 +13,4 @@ export type { ActivityRepo, ShownRecord, ToolEventRecord, SessionAuditRecord, Ju
 export type { JobRepo, Job, JobKind } from './jobs.js';
 export type { LlmUsageRepo, LlmUsageTotals } from './llm-usage.js';
 export type { ExtractionRepo, ExtractionState } from './extractions.js';
-export type { ObservationRepo, ObservationStats, ProjectRename, SessionWithCount } from './observations.js';
+export type { ObservationRepo, ObservationStats, ProjectRename, ProjectRows, SessionWithCount } from './observations.js';

@@ -1,6 +1,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { Engram, Scope } from '../engram.js';
 import type { Database } from './database.js';
+import { statusClause, type StatusVisibility } from './engrams.js';
 import type { Session, UserPrompt } from './sessions.js';
 
 /** A session with the number of live engrams saved in it (the Go engram's `SessionSummary`). */
@@ -17,6 +18,16 @@ export interface ObservationStats {
   /** Projects of live engrams, most recently written first. */
   projects: string[];
 }
+
+/** The rows of each table that hold one project name (what a rename will change). */
+export interface ProjectRows {
+  engrams: number[];
+  sessions: string[];
+  prompts: number[];
+}
+
+/** Active engrams only: what reads show unless a caller asks for more. */
+const ACTIVE: StatusVisibility = { statuses: ['active'] };
 
 /** What renaming a project changed in each table. */
 export interface ProjectRename {
@@ -35,11 +46,13 @@ export interface ObservationRepo {
   recentDuplicates(hash: string, project: string | null, scope: Scope, kind: string, since: string): Engram[];
   /** The first live engram of a project (any scope) with this text hash: passive capture's duplicate check. */
   liveByHashInProject(hash: string, project: string | null): Engram | undefined;
-  /** Live, non-deprecated engrams, newest first, optionally of one project and scope. */
-  recent(filter: { project?: string; scope?: Scope; kind?: string; limit: number }): Engram[];
+  /** Live engrams in the review states `visible` names (default: active), newest first, optionally of one project,
+   * scope and kind. */
+  recent(filter: { project?: string; scope?: Scope; kind?: string; limit: number; visible?: StatusVisibility }): Engram[];
   /** Up to `before` live engrams saved before `id` and `after` after it, in one session (or, for an engram saved in
-   * none, in its project and scope), each list in chronological order, and how many the group holds. */
-  neighbours(focus: Engram, before: number, after: number): { before: Engram[]; after: Engram[]; total: number };
+   * none, in its project and scope), each list in chronological order, and how many the group holds; only engrams
+   * in the review states `visible` names (default: active). */
+  neighbours(focus: Engram, before: number, after: number, visible?: StatusVisibility): { before: Engram[]; after: Engram[]; total: number };
   /** Sessions, most recently active first (by their newest engram, else their start), with live engram counts. */
   recentSessions(project: string | undefined, limit: number): SessionWithCount[];
   recentPrompts(project: string | undefined, limit: number): UserPrompt[];
@@ -48,6 +61,8 @@ export interface ObservationRepo {
   stats(): ObservationStats;
   /** Every project name in engrams, sessions and prompts. */
   projectNames(): string[];
+  /** The engrams (soft-deleted ones too), sessions and prompts of exactly this project name. */
+  projectRows(project: string): ProjectRows;
   /** Moves every engram, session and prompt of project `from` to `to`. */
   renameProject(from: string, to: string): ProjectRename;
 }
@@ -77,8 +92,9 @@ export function createObservationRepo(db: Database, toEngram: (row: unknown) => 
     liveByHashInProject: (hash, project) =>
       engrams('SELECT * FROM engrams WHERE content_hash = ? AND project IS ? AND deleted_at IS NULL ORDER BY id LIMIT 1', hash, project)[0],
     recent(filter) {
-      const clauses = ['deleted_at IS NULL', 'deprecated = 0'];
-      const params: unknown[] = [];
+      const visible = statusClause(filter.visible ?? ACTIVE);
+      const clauses = ['deleted_at IS NULL', visible.sql];
+      const params: unknown[] = [...visible.params];
       if (filter.project !== undefined) {
         clauses.push('project = ?');
         params.push(filter.project);
@@ -93,12 +109,15 @@ export function createObservationRepo(db: Database, toEngram: (row: unknown) => 
       }
       return engrams(`SELECT * FROM engrams WHERE ${clauses.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`, ...params, filter.limit);
     },
-    neighbours(focus, before, after) {
+    neighbours(focus, before, after, visibility = ACTIVE) {
       // One session's engrams when the focus has one; else the focus's project and scope.
+      // The focus itself counts whatever its status (it was asked for by id).
+      const visible = statusClause(visibility);
+      const shown = { sql: `(${visible.sql} OR id = ?)`, params: [...visible.params, focus.id] };
       const group =
         focus.session_id != null
-          ? { sql: 'session_id = ?', params: [focus.session_id] }
-          : { sql: 'session_id IS NULL AND project IS ? AND scope = ?', params: [focus.project, focus.scope] };
+          ? { sql: `session_id = ? AND ${shown.sql}`, params: [focus.session_id, ...shown.params] }
+          : { sql: `session_id IS NULL AND project IS ? AND scope = ? AND ${shown.sql}`, params: [focus.project, focus.scope, ...shown.params] };
       const live = `deleted_at IS NULL AND ${group.sql}`;
       const earlier = engrams(`SELECT * FROM engrams WHERE ${live} AND id < ? ORDER BY id DESC LIMIT ?`, ...group.params, focus.id, before);
       const later = engrams(`SELECT * FROM engrams WHERE ${live} AND id > ? ORDER BY id LIMIT ?`, ...group.params, focus.id, after);
@@ -152,6 +171,11 @@ export function createObservationRepo(db: Database, toEngram: (row: unknown) => 
       )
         .pluck()
         .all() as string[],
+    projectRows: (project) => ({
+      engrams: prepared('SELECT id FROM engrams WHERE project = ? ORDER BY id').pluck().all(project) as number[],
+      sessions: prepared('SELECT id FROM sessions WHERE project = ? ORDER BY id').pluck().all(project) as string[],
+      prompts: prepared('SELECT id FROM user_prompts WHERE project = ? ORDER BY id').pluck().all(project) as number[],
+    }),
     renameProject(from, to) {
       return {
         observations: prepared('UPDATE engrams SET project = ? WHERE project = ?').run(to, from).changes,

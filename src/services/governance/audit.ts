@@ -21,6 +21,11 @@ export interface Actor {
 export const CLI_USER: Actor = { by: 'user', via: 'cli' };
 /** The default for service calls that do not say who they act for: a person (what every surface before review was). */
 export const API_USER: Actor = { by: 'user', via: 'api' };
+/**
+ * The agent, through the MCP server: every operation the warm server's socket runs (and the MCP process runs itself
+ * when the server cannot) acts as this. The dispatcher sets it; no request can name another actor.
+ */
+export const MCP_AGENT: Actor = { by: 'agent', via: 'mcp' };
 
 /** A row as SQLite returns it (column → value). */
 export type Row = Record<string, unknown>;

@@ -22,8 +22,8 @@ export const LEARNING = {
   weights: {
     /** The session evaluator reads a transcript and guesses: the baseline. */
     evaluation: 1,
-    /** A person (or the agent, through MCP later) said so explicitly: counts double. It is still one piece of
-     * evidence (one positive or negative evaluation) and at most one match. */
+    /** A person (or the agent, through engram_feedback over MCP) said so explicitly: counts double. It is still one
+     * piece of evidence (one positive or negative evaluation) and at most one match. */
     feedback: 2,
   },
   /** Explicit feedback has no graded score: useful is the top of the scale, not useful the bottom. */

@@ -12,9 +12,9 @@ export interface FeedbackOptions {
   /** The environment's repository (project name). */
   repo?: string | null;
   now?: () => Date;
-  /** The agent session it was given in (MCP, later); feedback from the CLI belongs to none. */
+  /** The agent session it was given in (engram_feedback over MCP); feedback from the CLI belongs to none. */
   sessionId?: string | null;
-  /** Who gave it: `person` (CLI) or, later, the agent. @default "person" */
+  /** Who gave it: `person` (CLI) or `agent` (MCP). @default "person" */
   by?: string;
 }
 
@@ -25,9 +25,9 @@ export interface FeedbackResult extends JudgementResult {
 }
 
 /**
- * Explicit feedback from a person (`engram feedback`) or, later, the agent (MCP): a judgement at the top or bottom of
- * the scale (±3) with double weight, recorded with its reason in `engram_judgements` (every feedback is a row; the
- * once-per-session rule is the evaluator's).
+ * Explicit feedback from a person (`engram feedback`) or the agent (`engram_feedback` over MCP): a judgement at the
+ * top or bottom of the scale (±3) with double weight, recorded with its reason in `engram_judgements` (every feedback
+ * is a row; the once-per-session rule is the evaluator's, and the MCP operation's).
  */
 export function recordFeedback(store: Store, ref: EngramRef, useful: boolean, options: FeedbackOptions = {}): FeedbackResult {
   const at = (options.now ?? (() => new Date()))();

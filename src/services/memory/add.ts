@@ -1,4 +1,4 @@
-import { contentHash, type Engram, type LearnedBy, type RedactionKind, type Store } from '../../core/index.js';
+import { contentHash, type Engram, type LearnedBy, type NewEngram, type RedactionKind, type Store } from '../../core/index.js';
 import {
   admit,
   API_USER,
@@ -114,6 +114,41 @@ export function reassess(
   return { fields: { tier: tier.tier }, conflicts };
 }
 
+/** A new engram's row without the review columns, which {@link insertReviewed} decides. */
+export type UnreviewedEngram = Omit<NewEngram, 'status' | 'status_reason' | 'learned_by' | 'tier' | 'confirmed_at'>;
+
+/**
+ * Inserts a new engram inside an open write transaction with the status review gives it (services/governance `admit`):
+ * its risk tier, conflicts with the active engrams it would be shown beside, and who learned it. The row, its conflicts
+ * and its sources are tracked on `context.changes` for the caller's audit row. Every path that stores a new engram —
+ * `engram add`, extraction, the Go engram's saves and passive capture — goes through here.
+ */
+export function insertReviewed(
+  store: Store,
+  context: StoreContext,
+  row: UnreviewedEngram,
+  at: string,
+): { engram: Engram; conflicts: FoundConflict[] } {
+  const tier = classifyTier(row.kind, row.text, context.policy);
+  const conflicts = findConflicts(store, { text: row.text, project: row.project }, context.verdicts, context.conflictIndex);
+  const admission = admit({ learnedBy: context.learnedBy, tier, conflicts, policy: context.policy });
+  const engram = store.engrams.insert({
+    ...row,
+    status: admission.status,
+    status_reason: admission.reason,
+    learned_by: context.learnedBy,
+    tier: tier.tier,
+    // A person's own add is their confirmation; anything else is confirmed when a person approves it.
+    confirmed_at: admission.status === 'active' && PERSON_LEARNED.includes(context.learnedBy) ? at : null,
+  });
+  context.changes.created('engrams', { id: engram.id });
+  recordConflicts(store, context.changes, engram.id, conflicts, at);
+  if (context.sources?.length) recordSources(store, context.changes, engram.id, context.sources, at);
+  context.conflictIndex?.refresh(engram.id);
+  // The engram as stored after its conflict rows.
+  return { engram, conflicts };
+}
+
 /**
  * Stores the prepared draft inside an open write transaction: topic upsert first (same topic key → revise in
  * place), then exact-duplicate detection on the normalised content hash, then insert with the status review gives it
@@ -166,34 +201,26 @@ export function storeDraft(
     if (context.sources?.length) recordSources(store, context.changes, engram.id, context.sources, at);
     return { status: 'duplicate', engram, conflicts: [] };
   }
-  const tier = classifyTier(draft.kind, draft.text, context.policy);
-  const conflicts = findConflicts(store, { text: draft.text, project: draft.project }, context.verdicts, context.conflictIndex);
-  const admission = admit({ learnedBy: context.learnedBy, tier, conflicts, policy: context.policy });
-  const engram = store.engrams.insert({
-    ...fields,
-    auto_pinned: false,
-    occurrence_count: 1,
-    times_matched: 0,
-    last_matched_at: null,
-    deprecated: false,
-    deprecated_reason: null,
-    revision_count: 0,
-    duplicate_count: 0,
-    created_at: at,
-    updated_at: at,
-    last_seen_at: at,
-    deleted_at: null,
-    status: admission.status,
-    status_reason: admission.reason,
-    learned_by: context.learnedBy,
-    tier: tier.tier,
-    // A person's own add is their confirmation; anything else is confirmed when a person approves it.
-    confirmed_at: admission.status === 'active' && PERSON_LEARNED.includes(context.learnedBy) ? at : null,
-  });
-  context.changes.created('engrams', { id: engram.id });
-  recordConflicts(store, context.changes, engram.id, conflicts, at);
-  if (context.sources?.length) recordSources(store, context.changes, engram.id, context.sources, at);
-  context.conflictIndex?.refresh(engram.id);
+  const { engram, conflicts } = insertReviewed(
+    store,
+    context,
+    {
+      ...fields,
+      auto_pinned: false,
+      occurrence_count: 1,
+      times_matched: 0,
+      last_matched_at: null,
+      deprecated: false,
+      deprecated_reason: null,
+      revision_count: 0,
+      duplicate_count: 0,
+      created_at: at,
+      updated_at: at,
+      last_seen_at: at,
+      deleted_at: null,
+    },
+    at,
+  );
   return { status: 'created', engram, conflicts: summarize(conflicts) };
 }
 

@@ -47,6 +47,8 @@ export interface ListOptions {
   /** The older flag, kept for callers that use it: `exclude` = active, `include` = active and deprecated, `only` = deprecated. Ignored when `statuses` is given. */
   deprecated?: 'exclude' | 'include' | 'only';
   learnedBy?: readonly LearnedBy[];
+  /** Pending engrams learned this way are listed too (the agent's own saves, `['agent']`, for its own reads). */
+  pendingLearnedBy?: readonly LearnedBy[];
   liveness?: readonly Liveness[];
   includeDeleted?: boolean;
   /** @default 50 */
@@ -78,6 +80,7 @@ export function listEngrams(store: Store, options: ListOptions = {}): EngramPage
   if (statuses.length === 0) throw new EngramError('INVALID_INPUT', 'give at least one status to list');
   const filter: EngramFilter = { limit, offset, statuses };
   if (options.learnedBy !== undefined) filter.learnedBy = options.learnedBy;
+  if (options.pendingLearnedBy?.length) filter.pendingLearnedBy = options.pendingLearnedBy;
   if (options.liveness !== undefined) filter.liveness = options.liveness;
   if (options.category !== undefined) filter.category = normalizeCategory(options.category);
   if (options.tags !== undefined) filter.tags = normalizeTags(options.tags);

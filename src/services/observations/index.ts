@@ -18,9 +18,13 @@ export {
   MigrateProjectSchema,
   MergeProjectsSchema,
 } from './projects.js';
-export type { MigrateProjectInput, MigrateProjectResult, MergeProjectsInput, MergeProjectsResult } from './projects.js';
+export type { RenameContext, MigrateProjectInput, MigrateProjectResult, MergeProjectsInput, MergeProjectsResult } from './projects.js';
 export {
   saveObservation,
+  prepareObservation,
+  storeObservation,
+  savedResult,
+  reviewContext,
   updateObservation,
   deleteObservation,
   capturePassive,
@@ -31,8 +35,10 @@ export {
   PassiveCaptureSchema,
 } from './save.js';
 export type {
-  Actor,
   WriteContext,
+  PreparedObservation,
+  StoredObservation,
+  UpdateObservationResult,
   SaveObservationInput,
   SaveObservationResult,
   UpdateObservationInput,
@@ -63,6 +69,8 @@ export {
   formatContext,
   observationStats,
   searchObservations,
+  visibleTo,
+  statusLabel,
   preview,
   CONTEXT_LIMIT,
   SEARCH_MAX,
@@ -72,6 +80,7 @@ export {
   SearchObservationsSchema,
 } from './read.js';
 export type {
+  ReadOptions,
   RecentObservationsInput,
   TimelineInput,
   TimelineResult,

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { EngramError, type Session, type Store } from '../../core/index.js';
+import { EngramError, type LearnedBy, type Session, type StatusVisibility, type Store } from '../../core/index.js';
 import type { SearchEngine, SearchMode } from '../recall/index.js';
 import { canonicalProject } from './projects.js';
 import { goScope } from './rules.js';
@@ -11,7 +11,24 @@ export const CONTEXT_LIMIT = 20;
 /** `mem_search` returns at most this many results (the Go engram's MaxSearchResults). */
 export const SEARCH_MAX = 20;
 
-/** One observation by id, unless it is unknown or soft-deleted (`mem_get_observation`, `GET /observations/{id}`). */
+/**
+ * Which review states the reads below show (services/governance): active engrams, and the pending ones a caller learned
+ * itself when it asks — the agent's own saves (`pendingLearnedBy: ['agent']`), marked pending, so an agent finds what
+ * it just saved while hooks never inject it.
+ */
+export interface ReadOptions {
+  visible?: StatusVisibility;
+}
+
+const ACTIVE: StatusVisibility = { statuses: ['active'] };
+
+/** What an actor who learns as `learnedBy` reads: active engrams and its own pending ones. */
+export const visibleTo = (learnedBy: LearnedBy): StatusVisibility => ({ statuses: ['active'], pendingLearnedBy: [learnedBy] });
+
+/**
+ * One observation by id, unless it is unknown or soft-deleted (`mem_get_observation`, `GET /observations/{id}`),
+ * whatever its review status: asked for by id, it is shown with its status.
+ */
 export function getObservation(store: Store, id: number): ObservationView {
   const engram = store.read(() => store.engrams.get(id));
   if (!engram || engram.deleted_at !== null) throw new EngramError('NOT_FOUND', `Observation #${id} not found`, { details: { id } });
@@ -26,7 +43,7 @@ export const RecentObservationsSchema = z.strictObject({
 export type RecentObservationsInput = z.infer<typeof RecentObservationsSchema>;
 
 /** The newest live observations, optionally of one project and scope (`GET /observations/recent`). */
-export function recentObservations(store: Store, input: RecentObservationsInput): ObservationView[] {
+export function recentObservations(store: Store, input: RecentObservationsInput, options: ReadOptions = {}): ObservationView[] {
   return store.read(() => {
     const project = input.project?.trim() ? (canonicalProject(store, input.project) ?? undefined) : undefined;
     return store.observations
@@ -34,6 +51,7 @@ export function recentObservations(store: Store, input: RecentObservationsInput)
         ...(project !== undefined ? { project } : {}),
         ...(input.scope?.trim() ? { scope: goScope(input.scope) } : {}),
         limit: clamp(input.limit, CONTEXT_LIMIT, 500),
+        visible: options.visible ?? ACTIVE,
       })
       .map(observationView);
   });
@@ -60,13 +78,13 @@ export interface TimelineResult {
  * later live observations of its session, in order — or, for an engram saved in no session, of its project and
  * scope. Soft-deleted rows are invisible, the focus included.
  */
-export function timeline(store: Store, input: TimelineInput): TimelineResult {
+export function timeline(store: Store, input: TimelineInput, options: ReadOptions = {}): TimelineResult {
   return store.read(() => {
     const focus = store.engrams.get(input.observation_id);
     if (!focus || focus.deleted_at !== null) {
       throw new EngramError('NOT_FOUND', `observation #${input.observation_id} not found`, { details: { id: input.observation_id } });
     }
-    const { before, after, total } = store.observations.neighbours(focus, clamp(input.before, 5, 100), clamp(input.after, 5, 100));
+    const { before, after, total } = store.observations.neighbours(focus, clamp(input.before, 5, 100), clamp(input.after, 5, 100), options.visible ?? ACTIVE);
     return {
       focus: observationView(focus),
       before: before.map(observationView),
@@ -86,6 +104,9 @@ export const ContextSchema = z.strictObject({
 });
 export type ContextInput = z.infer<typeof ContextSchema>;
 
+/** A review status as the texts show it: `pending review`, `rejected`, `deprecated`. */
+export const statusLabel = (status: string): string => (status === 'pending' ? 'pending review' : status);
+
 /** A string cut to `max` characters with `...`, as the Go engram previews. */
 export const preview = (text: string, max: number): string => {
   const chars = [...text];
@@ -96,7 +117,7 @@ export const preview = (text: string, max: number): string => {
  * The Go engram's context blob (`mem_context`, `GET /context`): recent sessions (5), prompts (10) and observations
  * (`limit`, 20) as markdown, or '' when there is none of them.
  */
-export function formatContext(store: Store, input: ContextInput): string {
+export function formatContext(store: Store, input: ContextInput, options: ReadOptions = {}): string {
   return store.read(() => {
     const project = input.project?.trim() ? (canonicalProject(store, input.project) ?? undefined) : undefined;
     const sessions = store.observations.recentSessions(project, 5);
@@ -105,6 +126,7 @@ export function formatContext(store: Store, input: ContextInput): string {
       ...(project !== undefined ? { project } : {}),
       ...(input.scope?.trim() ? { scope: goScope(input.scope) } : {}),
       limit: clamp(input.limit, CONTEXT_LIMIT, 500),
+      visible: options.visible ?? ACTIVE,
     });
     if (sessions.length === 0 && prompts.length === 0 && observations.length === 0) return '';
     const lines = ['## Memory from Previous Sessions', ''];
@@ -124,7 +146,8 @@ export function formatContext(store: Store, input: ContextInput): string {
     if (observations.length > 0) {
       lines.push('### Recent Observations');
       for (const engram of observations.map(observationView)) {
-        lines.push(input.compact ? `- [${engram.type}] **${engram.title}**` : `- [${engram.type}] **${engram.title}**: ${preview(engram.content, 300)}`);
+        const mark = engram.status === 'active' ? '' : ` (${statusLabel(engram.status)})`;
+        lines.push(input.compact ? `- [${engram.type}] **${engram.title}**${mark}` : `- [${engram.type}] **${engram.title}**${mark}: ${preview(engram.content, 300)}`);
       }
       lines.push('');
     }
@@ -167,14 +190,16 @@ const FILTER_OVERFETCH = 5;
 /**
  * Search over observations (`mem_search`, `GET /search`) with the same hybrid engine as every other search — so it
  * finds lessons and observations alike, by meaning as well as words — filtered by type, project and scope, at most
- * 20 results. An empty query lists the most recent observations instead (as the Go engram does).
+ * 20 results, of the review states `visible` names (active unless asked). An empty query lists the most recent
+ * observations instead (as the Go engram does).
  */
 export async function searchObservations(
   store: Store,
   engine: Pick<SearchEngine, 'search'>,
   input: SearchObservationsInput,
-  options: { mode?: SearchMode } = {},
+  options: ReadOptions & { mode?: SearchMode } = {},
 ): Promise<ObservationSearch> {
+  const visible = options.visible ?? ACTIVE;
   const limit = clamp(input.limit, 10, SEARCH_MAX);
   const kind = input.type?.trim() || undefined;
   const scope = input.scope?.trim() ? goScope(input.scope) : undefined;
@@ -182,7 +207,7 @@ export async function searchObservations(
   const project = input.project?.trim() ? (store.read(() => canonicalProject(store, input.project)) ?? undefined) : undefined;
   if (input.query.trim() === '') {
     const rows = store.read(() =>
-      store.observations.recent({ ...(project !== undefined ? { project } : {}), ...(scope ? { scope } : {}), ...(kind ? { kind } : {}), limit }),
+      store.observations.recent({ ...(project !== undefined ? { project } : {}), ...(scope ? { scope } : {}), ...(kind ? { kind } : {}), limit, visible }),
     );
     return { results: rows.map((engram) => ({ ...observationView(engram), score: 0, ranks: { bm25: null, vector: null } })), mode, abstained: null, degraded: null };
   }
@@ -191,6 +216,8 @@ export async function searchObservations(
     query: input.query,
     mode,
     topK: filtered ? Math.min(100, limit * FILTER_OVERFETCH) : limit,
+    statuses: visible.statuses,
+    ...(visible.pendingLearnedBy?.length ? { pendingLearnedBy: visible.pendingLearnedBy } : {}),
     ...(project !== undefined ? { scope: { project, includePersonal: false } } : {}),
   });
   const results = response.results

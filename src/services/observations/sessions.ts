@@ -2,7 +2,8 @@ import * as z from 'zod';
 import { EngramError, sanitizeText, type Session, type SessionWithCount, type Store, type UserPrompt } from '../../core/index.js';
 import { canonicalProject } from './projects.js';
 import { defaultSessionId } from './rules.js';
-import { saveObservation, type WriteContext } from './save.js';
+import { audited, syncJournal } from '../governance/index.js';
+import { prepareObservation, savedResult, storeObservation, type SaveObservationResult, type WriteContext } from './save.js';
 
 /** A prompt longer than this is cut (the store's limit for prompt text). */
 export const PROMPT_CHARS = 10_000;
@@ -45,26 +46,45 @@ export type SessionSummaryInput = z.infer<typeof SessionSummarySchema>;
 
 /**
  * Saves an end-of-session summary (`mem_session_summary`): as the session's summary (shown in context) and as an
- * observation of type `session_summary` titled "Session summary: <project>", searchable like any other.
+ * observation of type `session_summary` titled "Session summary: <project>", searchable like any other once review
+ * lets it be. One transaction and one audited operation (the observation and the session's summary), undone whole.
  */
 export function saveSessionSummary(
   store: Store,
   input: SessionSummaryInput,
   context: WriteContext,
-): { project: string | null; session_id: string; id: number } {
+): { project: string | null; session_id: string; id: number; saved: SaveObservationResult } {
   if (input.content.trim() === '') throw new EngramError('INVALID_INPUT', 'content is required: the session summary');
-  return store.write(() => {
-    const project = canonicalProject(store, input.project?.trim() || context.defaultProject || '', context.defaultProject);
-    const sessionId = input.session_id?.trim() || defaultSessionId(project);
-    const saved = saveObservation(
-      store,
-      { title: `Session summary: ${project ?? ''}`.trim(), content: input.content, type: 'session_summary', session_id: sessionId, ...(project ? { project } : {}) },
-      context,
-    );
-    store.sessions.setSummary(sessionId, saved.observation.content);
-    return { project, session_id: sessionId, id: saved.id };
-  });
+  const now = (context.now ?? (() => new Date()))();
+  const { result, entry } = audited(
+    store,
+    (outcome: { stored: ReturnType<typeof storeObservation> }) => ({
+      actor: context.actor,
+      op: 'session-summary',
+      reason: outcome.stored.engram.status === 'pending' ? outcome.stored.engram.status_reason : null,
+    }),
+    (changes) => {
+      const project = canonicalProject(store, input.project?.trim() || context.defaultProject || '', context.defaultProject);
+      const sessionId = input.session_id?.trim() || defaultSessionId(project);
+      const prepared = prepareObservation(
+        { title: `Session summary: ${project ?? ''}`.trim(), content: input.content, type: 'session_summary', session_id: sessionId, ...(project ? { project } : {}) },
+        now,
+      );
+      const stored = storeObservation(store, prepared, context, changes);
+      // The session row exists now (the save ensures it): its summary is part of this operation.
+      changes.track('sessions', { id: sessionId });
+      store.sessions.setSummary(sessionId, observationBody(stored.engram));
+      return { project, sessionId, prepared, stored };
+    },
+    now.toISOString(),
+  );
+  if (entry) syncJournal(store);
+  const saved = savedResult(result.prepared, result.stored, entry?.token ?? null);
+  return { project: result.project, session_id: result.sessionId, id: saved.id, saved };
 }
+
+/** An engram's whole body as an observation (long detail when it has one). */
+const observationBody = (engram: { content: string | null; text: string }): string => engram.content ?? engram.text;
 
 export const SavePromptSchema = z.strictObject({ content: z.string(), session_id: z.string().optional(), project: z.string().optional() });
 export type SavePromptInput = z.infer<typeof SavePromptSchema>;

@@ -1,4 +1,4 @@
-import type { Engram } from '../../core/index.js';
+import type { Engram, EngramStatus, LearnedBy } from '../../core/index.js';
 
 /**
  * An engram as the Go engram shows an observation (its JSON field names and meanings): `type` is the engram's kind,
@@ -28,6 +28,9 @@ export interface ObservationView {
   tags: string[];
   pinned: boolean;
   deprecated: boolean;
+  /** Review status (docs/GOVERNANCE.md): only `active` engrams are injected by hooks. */
+  status: EngramStatus;
+  learned_by: LearnedBy;
 }
 
 /** A title for engrams saved without one (lessons): the first line of the text, at most 80 characters. */
@@ -59,5 +62,7 @@ export function observationView(engram: Engram): ObservationView {
     tags: engram.tags,
     pinned: engram.pinned,
     deprecated: engram.deprecated,
+    status: engram.status,
+    learned_by: engram.learned_by,
   };
 }

@@ -1,9 +1,12 @@
 import * as z from 'zod';
 
-/** Who is calling and from where: sent with every call, so the server answers each caller in its own place. */
+/**
+ * Where the caller works: sent with every call, so the server answers each caller in its own place. It says nothing
+ * of *who* calls: the actor every write is audited as (and a new engram learned by) is fixed by the process that runs
+ * the operation from how the request reached it (`OpContext.actor`; the warm server's socket: the agent through MCP),
+ * never taken from the request — a strict schema refuses a caller that names one.
+ */
 export const CallerSchema = z.strictObject({
-  /** `agent` through MCP; threaded into every write (issue 15 records it as `learned_by`). */
-  actor: z.enum(['agent', 'user']),
   /** The caller's working folder: its repository is the default project, its environment gates search. */
   cwd: z.string().min(1),
   agent: z.enum(['claude', 'codex', 'unknown']),

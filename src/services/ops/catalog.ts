@@ -1,9 +1,11 @@
 /**
  * The operations a caller outside the process may ask for (the MCP server today, the HTTP API later): each a name,
  * a zod schema for its parameters and one service call. The server runs them with its warm store and search engine
- * (`{op:"call"}` on its socket); a surface whose server cannot start runs them itself with the same code. Nothing
- * here promotes or approves anything: the agent's surfaces import this catalog, and whatever a review gate adds to
- * change an engram's standing belongs outside it.
+ * (`{op:"call"}` on its socket); a surface whose server cannot start runs them itself with the same code. Every write
+ * is audited as `OpContext.actor` — set by the process that runs the operation, never by the request — and an agent's
+ * new engram gets the status its tier and the review policy give it (pending by default). Nothing here promotes or
+ * approves anything: the agent's surfaces import this catalog, and the human gate (services/gate) is unreachable
+ * from it (test/services/gate/boundary.test.ts).
  * @module
  */
 import * as z from 'zod';
@@ -16,10 +18,13 @@ import {
   type Settings,
   type Store,
 } from '../../core/index.js';
+import { recallContextText } from '../context/index.js';
+import { governancePolicy, type Actor } from '../governance/index.js';
 import { storeStatus } from '../health/index.js';
 import type { HookEnvironment } from '../inject/index.js';
 import { recordFeedback } from '../learn/index.js';
-import { addEngram, deprecateEngram, listEngrams, pinEngram, updateEngram } from '../memory/index.js';
+import { readDocEntry } from '../knowledge/index.js';
+import { addEngram, deprecateEngram, learnedByOf, listEngrams, pinEngram, updateEngram } from '../memory/index.js';
 import {
   capturePassive,
   ContextSchema,
@@ -55,8 +60,10 @@ import {
   TimelineSchema,
   updateObservation,
   UpdateObservationSchema,
+  visibleTo,
   type WriteContext,
 } from '../observations/index.js';
+import { whyEngram } from '../provenance/index.js';
 import type { SearchMode, SearchRequest, SearchResponse } from '../recall/index.js';
 import { explainInFolder } from '../tape/index.js';
 import type { Caller } from './caller.js';
@@ -66,6 +73,12 @@ export interface OpContext {
   store: Store;
   settings: Settings;
   caller: Caller;
+  /**
+   * Who the operation acts for: every write is audited as this actor and a new engram is learned by it. Fixed by the
+   * process that runs the operation from how the request reached it — the warm server's socket and the MCP process's
+   * own fallback: the agent through MCP (`MCP_AGENT`) — never read from the request.
+   */
+  actor: Actor;
   /** The search engine of this process. */
   search(request: SearchRequest): Promise<SearchResponse>;
   /** `hybrid` in the server once its model is loaded, `bm25` before that and in-process. */
@@ -89,13 +102,24 @@ export interface Operation<I = unknown, O = unknown> {
 const op = <I, O>(definition: Operation<I, O>): Operation<I, O> => definition;
 
 const writeContext = (context: OpContext): WriteContext => ({
-  actor: context.caller.actor,
+  actor: context.actor,
+  policy: governancePolicy(context.settings.config),
   defaultProject: context.caller.project,
   directory: context.caller.cwd,
   now: () => context.now(),
 });
 
-/** An engram as search and list results show it: what an agent needs to read and cite it. */
+/** The actor, review policy and clock of services/memory's audited writes. */
+const changeOptions = (context: OpContext) => ({
+  actor: context.actor,
+  policy: governancePolicy(context.settings.config),
+  now: () => context.now(),
+});
+
+/** What the caller's reads show: active engrams, and the pending ones it learned itself (the agent's own saves). */
+const visible = (context: OpContext) => visibleTo(learnedByOf(context.actor));
+
+/** An engram as search and list results show it: what an agent needs to read and cite it, and its review status. */
 function brief(engram: Engram) {
   return {
     id: engram.id,
@@ -108,6 +132,9 @@ function brief(engram: Engram) {
     scope: engram.scope,
     pinned: engram.pinned,
     deprecated: engram.deprecated,
+    /** `pending`: waits for a person's review — found by the agent's own searches, never injected by hooks. */
+    status: engram.status,
+    ...(engram.status !== 'active' && engram.status_reason ? { status_reason: engram.status_reason } : {}),
     ...(engram.content ? { has_content: true } : {}),
   };
 }
@@ -167,6 +194,8 @@ export const OPERATIONS = {
         ...(input.category !== undefined ? { category: normalizeCategory(input.category) } : {}),
         ...(input.tags !== undefined ? { tags: normalizeTags(input.tags) } : {}),
         environment: env,
+        statuses: visible(context).statuses,
+        pendingLearnedBy: visible(context).pendingLearnedBy ?? [],
         ...(!input.all_projects && project ? { scope: { project, includePersonal: true } } : {}),
       });
       return {
@@ -183,16 +212,31 @@ export const OPERATIONS = {
     input: EngramAddSchema,
     writes: true,
     run(context, input) {
-      const result = addEngram(context.store, { ...input, source: 'manual' }, { now: () => context.now() });
-      return { status: result.status, id: result.engram.id, engram: brief(result.engram), redacted: result.redacted };
+      const result = addEngram(context.store, { ...input, source: 'manual' }, changeOptions(context));
+      return {
+        status: result.status,
+        id: result.engram.id,
+        engram: brief(result.engram),
+        redacted: result.redacted,
+        conflicts: result.conflicts,
+        undo_token: result.undo_token,
+      };
     },
   }),
   'engram.update': op({
     input: EngramUpdateSchema,
     writes: true,
     run(context, { id, ...patch }) {
-      const result = updateEngram(context.store, id, patch, { now: () => context.now() });
-      return { status: result.status, id, changed: result.changed, engram: brief(result.engram), redacted: result.redacted };
+      const result = updateEngram(context.store, id, patch, changeOptions(context));
+      return {
+        status: result.status,
+        id,
+        changed: result.changed,
+        engram: brief(result.engram),
+        redacted: result.redacted,
+        conflicts: result.conflicts,
+        undo_token: result.undo_token,
+      };
     },
   }),
   'engram.deprecate': op({
@@ -202,9 +246,17 @@ export const OPERATIONS = {
       const result = deprecateEngram(context.store, input.id, {
         ...(input.reason !== undefined ? { reason: input.reason } : {}),
         ...(input.undo !== undefined ? { undo: input.undo } : {}),
-        now: () => context.now(),
+        ...changeOptions(context),
       });
-      return { status: result.status, id: input.id, deprecated: result.engram.deprecated, reason: result.engram.deprecated_reason };
+      return {
+        status: result.status,
+        id: input.id,
+        deprecated: result.engram.deprecated,
+        reason: result.engram.deprecated_reason,
+        // Taking a deprecation back sends the engram to review, not straight to active.
+        review_status: result.engram.status,
+        undo_token: result.undo_token,
+      };
     },
   }),
   'engram.feedback': op({
@@ -229,7 +281,7 @@ export const OPERATIONS = {
           tags: env.tags,
           repo: env.repo ?? caller.project,
           sessionId,
-          by: caller.actor,
+          by: context.actor.by,
           now: () => context.now(),
         });
         return { status: 'recorded' as const, session_id: sessionId, ...result };
@@ -240,16 +292,16 @@ export const OPERATIONS = {
     input: z.strictObject({ id: Id }),
     writes: true,
     run(context, input) {
-      const result = pinEngram(context.store, input.id, true, { now: () => context.now() });
-      return { status: result.status, id: input.id, pinned: result.engram.pinned };
+      const result = pinEngram(context.store, input.id, true, changeOptions(context));
+      return { status: result.status, id: input.id, pinned: result.engram.pinned, undo_token: result.undo_token };
     },
   }),
   'engram.unpin': op({
     input: z.strictObject({ id: Id }),
     writes: true,
     run(context, input) {
-      const result = pinEngram(context.store, input.id, false, { now: () => context.now() });
-      return { status: result.status, id: input.id, pinned: result.engram.pinned };
+      const result = pinEngram(context.store, input.id, false, changeOptions(context));
+      return { status: result.status, id: input.id, pinned: result.engram.pinned, undo_token: result.undo_token };
     },
   }),
   'engram.list': op({
@@ -267,7 +319,8 @@ export const OPERATIONS = {
         ...(input.category !== undefined ? { category: input.category } : {}),
         ...(input.tags !== undefined ? { tags: input.tags } : {}),
         ...(input.project !== undefined ? { project: input.project } : {}),
-        deprecated: input.include_deprecated ? 'include' : 'exclude',
+        statuses: input.include_deprecated ? ['active', 'deprecated'] : ['active'],
+        pendingLearnedBy: visible(context).pendingLearnedBy ?? [],
         limit: input.limit ?? 20,
         offset: input.offset ?? 0,
       });
@@ -305,6 +358,31 @@ export const OPERATIONS = {
       return explainInFolder({ cwd: context.caller.cwd, home: context.settings.paths.home }, { file, start, end }, defined);
     },
   }),
+  'engram.why': op({
+    input: z.strictObject({ id: Id }),
+    writes: false,
+    run(context, input) {
+      // Provenance of one engram (services/provenance): how and in which session it was learned, the moment of the
+      // tape, the files touched then, whether its code still lives, and its audit history.
+      const { engram, ...report } = whyEngram(context.store, input.id, { home: context.settings.paths.home });
+      return { ...report, engram: engram ? { ...brief(engram), learned_by: engram.learned_by, liveness: engram.liveness } : null };
+    },
+  }),
+  'context.recall': op({
+    input: z.strictObject({}),
+    writes: false,
+    run(context) {
+      // What a session in the caller's repository starts with (the text `engram context sync` writes, `memory://recall`).
+      return recallContextText(context.store, { project: context.caller.project, policy: governancePolicy(context.settings.config), now: context.now() });
+    },
+  }),
+  'docs.entry': op({
+    input: z.strictObject({ id: z.string().min(1).max(16) }),
+    writes: false,
+    local: true,
+    // A knowledge doc entry (C###, E###, W###) of the caller's repository, read from its files.
+    run: (context, input) => readDocEntry({ cwd: context.caller.cwd }, input.id),
+  }),
 
   // The Go engram's operations (observations are engrams).
   'obs.save': op({ input: SaveObservationSchema, writes: true, run: (context, input) => saveObservation(context.store, input, writeContext(context)) }),
@@ -314,14 +392,15 @@ export const OPERATIONS = {
   'obs.search': op({
     input: SearchObservationsSchema,
     writes: false,
-    run: (context, input) => searchObservations(context.store, { search: (request) => context.search(request) }, input, { mode: context.searchMode }),
+    run: (context, input) =>
+      searchObservations(context.store, { search: (request) => context.search(request) }, input, { mode: context.searchMode, visible: visible(context) }),
   }),
-  'obs.recent': op({ input: RecentObservationsSchema, writes: false, run: (context, input) => recentObservations(context.store, input) }),
-  'obs.timeline': op({ input: TimelineSchema, writes: false, run: (context, input) => timeline(context.store, input) }),
+  'obs.recent': op({ input: RecentObservationsSchema, writes: false, run: (context, input) => recentObservations(context.store, input, { visible: visible(context) }) }),
+  'obs.timeline': op({ input: TimelineSchema, writes: false, run: (context, input) => timeline(context.store, input, { visible: visible(context) }) }),
   'obs.context': op({
     input: ContextSchema,
     writes: false,
-    run: (context, input) => ({ context: formatContext(context.store, input), stats: observationStats(context.store) }),
+    run: (context, input) => ({ context: formatContext(context.store, input, { visible: visible(context) }), stats: observationStats(context.store) }),
   }),
   'obs.stats': op({ input: z.strictObject({}), writes: false, run: (context) => observationStats(context.store) }),
   'obs.suggest_topic_key': op({
@@ -337,9 +416,13 @@ export const OPERATIONS = {
   'projects.merge': op({
     input: MergeProjectsSchema,
     writes: true,
-    run: (context, input) => mergeProjects(context.store, input, { preferred: context.caller.project }),
+    run: (context, input) => mergeProjects(context.store, input, { preferred: context.caller.project, actor: context.actor, now: () => context.now() }),
   }),
-  'projects.migrate': op({ input: MigrateProjectSchema, writes: true, run: (context, input) => migrateProject(context.store, input) }),
+  'projects.migrate': op({
+    input: MigrateProjectSchema,
+    writes: true,
+    run: (context, input) => migrateProject(context.store, input, { actor: context.actor, now: () => context.now() }),
+  }),
   'session.start': op({ input: StartSessionSchema, writes: true, run: (context, input) => startSession(context.store, input, writeContext(context)) }),
   'session.end': op({ input: EndSessionSchema, writes: true, run: (context, input) => endSession(context.store, input, writeContext(context)) }),
   'session.summary': op({ input: SessionSummarySchema, writes: true, run: (context, input) => saveSessionSummary(context.store, input, writeContext(context)) }),

@@ -1,9 +1,10 @@
 /**
  * The human gate is structural, not a flag: the code that approves, rejects, forgets and undoes (src/services/gate/)
  * is unreachable — through any chain of relative imports or re-exports — from the services barrel every surface
- * imports, from the MCP surface, from the hook handlers, and from the warm server whose socket the MCP process and
- * the hooks talk to; and that socket's protocol has no operation that could carry an approval. The CLI (a person at
- * a terminal) does reach it, which also shows the graph walk finds what is there.
+ * imports, from the MCP surface (src/mcp), from the catalog of operations it may ask for (src/services/ops), from the
+ * hook handlers, and from the warm server whose socket dispatcher (src/server/main.ts) runs those operations for the
+ * MCP process; and neither that socket's protocol nor the catalog has an operation that could carry an approval. The
+ * CLI (a person at a terminal) does reach it, which also shows the graph walk finds what is there.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -11,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { ServerRequestSchema } from '../../../src/server/protocol.js';
 import * as gate from '../../../src/services/gate/index.js';
+import { OPERATION_NAMES } from '../../../src/services/ops/index.js';
 import * as services from '../../../src/services/index.js';
 import { importsOf, pathInto, reachable, sourceFiles } from '../../_import-graph.js';
 import { ROOT, tempDir } from '../../_helpers.js';
@@ -18,6 +20,9 @@ import { ROOT, tempDir } from '../../_helpers.js';
 const SRC = join(ROOT, 'src');
 const GATE = join(SRC, 'services', 'gate');
 const MCP = join(SRC, 'mcp');
+const OPS = join(SRC, 'services', 'ops');
+const SERVER = join(SRC, 'server');
+const forbidden = /approv|promot|reject|forget|undo|retire|\bgate/i;
 const show = (path: string[] | null): string => (path ? path.map((file) => relative(ROOT, file)).join(' → ') : 'unreachable');
 
 describe('the import graph utility', () => {
@@ -67,12 +72,16 @@ describe('the human gate (src/services/gate) is structurally out of reach', () =
     expect(gateNames.filter((name) => name in services)).toEqual([]);
   });
 
-  it.skipIf(sourceFiles(MCP).length === 0)('is not reachable from any file under src/mcp (the MCP surface; runs once src/mcp exists)', () => {
-    for (const file of sourceFiles(MCP)) expect(show(pathInto([file], GATE)), relative(ROOT, file)).toBe('unreachable');
+  it('is not reachable from any file under src/mcp (the MCP surface) or src/services/ops (the operations it asks for)', () => {
+    // The folders must hold the code this test guards: moved elsewhere, the test would pass on nothing.
+    expect(sourceFiles(MCP).map((file) => relative(MCP, file))).toEqual(expect.arrayContaining(['main.ts', 'server.ts', 'tools.ts', 'resources.ts', 'inprocess.ts', 'client.ts']));
+    expect(sourceFiles(OPS).map((file) => relative(OPS, file))).toEqual(expect.arrayContaining(['index.ts', 'catalog.ts', 'caller.ts']));
+    for (const file of [...sourceFiles(MCP), ...sourceFiles(OPS)]) expect(show(pathInto([file], GATE)), relative(ROOT, file)).toBe('unreachable');
   });
 
   it('is not reachable from the warm server (its socket dispatcher and protocol) or the hook handlers', () => {
-    for (const file of [...sourceFiles(join(SRC, 'server')), ...sourceFiles(join(SRC, 'hooks'))]) {
+    expect(sourceFiles(SERVER).map((file) => relative(SERVER, file))).toEqual(expect.arrayContaining(['main.ts', 'protocol.ts']));
+    for (const file of [...sourceFiles(SERVER), ...sourceFiles(join(SRC, 'hooks'))]) {
       expect(show(pathInto([file], GATE)), relative(ROOT, file)).toBe('unreachable');
     }
   });
@@ -82,10 +91,14 @@ describe('the human gate (src/services/gate) is structurally out of reach', () =
   });
 });
 
-describe("the warm server's socket protocol", () => {
+describe("the warm server's socket protocol and the operations it runs", () => {
+  it('the catalog has no operation that could approve, reject, forget or undo', () => {
+    expect(OPERATION_NAMES.length).toBeGreaterThan(20);
+    expect(OPERATION_NAMES.filter((name) => forbidden.test(name) || Object.keys(gate).includes(name))).toEqual([]);
+  });
+
   it('has no operation that could carry an approval, rejection, forget or undo', () => {
     const ops = ServerRequestSchema.options.map((option) => option.shape.op.value as string);
-    const forbidden = /approv|promot|reject|forget|undo|retire|\bgate/i;
     expect(ops.filter((op) => forbidden.test(op))).toEqual([]);
     // Every fixed value anywhere in a request (op names, and any enum of service operations added later).
     const constants: string[] = [];

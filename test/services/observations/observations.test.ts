@@ -31,6 +31,7 @@ import {
   suggestTopicKey,
   timeline,
   updateObservation,
+  CLI_USER,
   type WriteContext,
 } from '../../../src/services/index.js';
 import { tempDir, tempStore, thrown } from '../../_helpers.js';
@@ -41,7 +42,9 @@ function clock(start = '2026-11-01T10:00:00.000Z') {
   return { now: () => new Date(t), advance: (minutes: number) => (t += minutes * 60_000) };
 }
 
-const context = (time = clock(), fields: Partial<WriteContext> = {}): WriteContext => ({ actor: 'agent', defaultProject: 'shop', directory: '/work/shop', now: time.now, ...fields });
+/** A person's writes (active at once): these tests are about the Go engram's data model; the agent's saves, which wait
+ * for review, are tested in governance.test.ts. */
+const context = (time = clock(), fields: Partial<WriteContext> = {}): WriteContext => ({ actor: CLI_USER, defaultProject: 'shop', directory: '/work/shop', now: time.now, ...fields });
 
 const bm25 = (store: Store) => createSearchEngine(store, { embedder: null, indexDir: tempDir(), tuning: { rrfK: 60, weights: { bm25: 1, vector: 0.5 }, topK: 10 } });
 
@@ -153,7 +156,7 @@ describe('updating and deleting', () => {
     const a = saveObservation(store, { title: 'Alpha', content: 'alpha zebra fact', session_id: 's1' }, context(time));
     const b = saveObservation(store, { title: 'Beta', content: 'beta zebra fact', session_id: 's1' }, context(time));
     const c = saveObservation(store, { title: 'Gamma', content: 'gamma zebra fact', session_id: 's1' }, context(time));
-    expect(deleteObservation(store, { id: b.id }, context(time))).toEqual({ id: b.id, hard_delete: false });
+    expect(deleteObservation(store, { id: b.id }, context(time))).toEqual({ id: b.id, hard_delete: false, undo_token: expect.stringMatching(/^u-/) });
     expect(thrown(() => getObservation(store, b.id))?.code).toBe('NOT_FOUND');
     expect(store.engrams.get(b.id)?.deleted_at).not.toBeNull();
     const found = await searchObservations(store, bm25(store), { query: 'zebra' });
@@ -165,7 +168,7 @@ describe('updating and deleting', () => {
     expect(thrown(() => timeline(store, { observation_id: b.id }))?.code).toBe('NOT_FOUND');
     // Deleting it again: gone already.
     expect(thrown(() => deleteObservation(store, { id: b.id }, context(time)))?.code).toBe('NOT_FOUND');
-    expect(deleteObservation(store, { id: b.id, hard_delete: true }, context(time))).toEqual({ id: b.id, hard_delete: true });
+    expect(deleteObservation(store, { id: b.id, hard_delete: true }, context(time))).toEqual({ id: b.id, hard_delete: true, undo_token: expect.stringMatching(/^u-/) });
     expect(store.engrams.get(b.id)).toBeUndefined();
   });
 });
@@ -173,7 +176,10 @@ describe('updating and deleting', () => {
 describe('timeline', () => {
   it('shows up to N observations before and after the focus in its session, chronologically, with the session', () => {
     const store = tempStore();
-    const ids = Array.from({ length: 8 }, (_, i) => saveObservation(store, { title: `Step ${i}`, content: `Step number ${i} of the work.`, session_id: 'work-1' }, context()).id);
+    // Steps about different things: "step 1 of the work" vs "step 2 of the work" would contradict each other (two
+    // values for one setting) and wait for review, and reads show active engrams.
+    const parts = ['parser', 'lexer', 'cache', 'router', 'logger', 'schema', 'queue', 'index'];
+    const ids = parts.map((part, i) => saveObservation(store, { title: `Step ${i}`, content: `Wrote the ${part} module.`, session_id: 'work-1' }, context()).id);
     saveObservation(store, { title: 'Elsewhere', content: 'Another session.', session_id: 'work-2' }, context());
     const result = timeline(store, { observation_id: ids[4]!, before: 2, after: 5 });
     expect(result.focus.id).toBe(ids[4]);
@@ -214,10 +220,10 @@ describe('passive capture', () => {
 
   it('saves each learning once per project, counts the rest as duplicates, and stores them as passive observations', () => {
     const store = tempStore();
-    expect(capturePassive(store, { content: text, source: 'subagent-stop' }, context())).toEqual({ extracted: 2, saved: 2, duplicates: 0 });
-    expect(capturePassive(store, { content: text }, context())).toEqual({ extracted: 2, saved: 0, duplicates: 2 });
-    expect(capturePassive(store, { content: text, project: 'elsewhere' }, context())).toEqual({ extracted: 2, saved: 2, duplicates: 0 });
-    expect(capturePassive(store, { content: 'nothing to learn' }, context())).toEqual({ extracted: 0, saved: 0, duplicates: 0 });
+    expect(capturePassive(store, { content: text, source: 'subagent-stop' }, context())).toMatchObject({ extracted: 2, saved: 2, duplicates: 0, pending: 0 });
+    expect(capturePassive(store, { content: text }, context())).toEqual({ extracted: 2, saved: 0, duplicates: 2, pending: 0, ids: [], undo_token: null });
+    expect(capturePassive(store, { content: text, project: 'elsewhere' }, context())).toMatchObject({ extracted: 2, saved: 2, duplicates: 0 });
+    expect(capturePassive(store, { content: 'nothing to learn' }, context())).toEqual({ extracted: 0, saved: 0, duplicates: 0, pending: 0, ids: [], undo_token: null });
     const stored = recentObservations(store, { project: 'shop' });
     const row = ['passive', 'subagent-stop', 'project', 'manual-save-shop'];
     expect(stored.map((o) => [o.type, o.tool_name, o.scope, o.session_id])).toEqual([row, row]);
@@ -275,12 +281,28 @@ describe('projects', () => {
     for (const project of ['Engram', 'engram-memory', 'ENGRAM--MEMORY', 'other']) {
       saveObservation(store, { title: `In ${project}`, content: `Saved in ${project}.` }, context(clock(), { defaultProject: project }));
     }
-    const merged = mergeProjects(store, { from: 'Engram, engram-memory ,', to: 'engram' });
-    expect(merged).toEqual({ canonical: 'engram', sources_merged: ['ENGRAM--MEMORY', 'Engram', 'engram-memory'], observations_updated: 3, sessions_updated: 3, prompts_updated: 0 });
+    const merged = mergeProjects(store, { from: 'Engram, engram-memory ,', to: 'engram' }, { actor: CLI_USER });
+    expect(merged).toEqual({
+      canonical: 'engram',
+      sources_merged: ['ENGRAM--MEMORY', 'Engram', 'engram-memory'],
+      observations_updated: 3,
+      sessions_updated: 3,
+      prompts_updated: 0,
+      undo_token: expect.stringMatching(/^u-/),
+    });
     expect(observationStats(store).projects.sort()).toEqual(['engram', 'other']);
-    expect(migrateProject(store, { old_project: 'other', new_project: 'other' })).toEqual({ status: 'skipped', reason: 'names are identical' });
-    expect(migrateProject(store, { old_project: 'missing', new_project: 'x' })).toEqual({ status: 'skipped', reason: 'no records found' });
-    expect(migrateProject(store, { old_project: 'other', new_project: 'renamed' })).toEqual({ status: 'migrated', old_project: 'other', new_project: 'renamed', observations: 1, sessions: 1, prompts: 0 });
+    const rename = { actor: CLI_USER };
+    expect(migrateProject(store, { old_project: 'other', new_project: 'other' }, rename)).toEqual({ status: 'skipped', reason: 'names are identical', undo_token: null });
+    expect(migrateProject(store, { old_project: 'missing', new_project: 'x' }, rename)).toEqual({ status: 'skipped', reason: 'no records found', undo_token: null });
+    expect(migrateProject(store, { old_project: 'other', new_project: 'renamed' }, rename)).toEqual({
+      status: 'migrated',
+      old_project: 'other',
+      new_project: 'renamed',
+      observations: 1,
+      sessions: 1,
+      prompts: 0,
+      undo_token: expect.stringMatching(/^u-/),
+    });
   });
 });
 
