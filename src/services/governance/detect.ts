@@ -72,9 +72,9 @@ interface Indexed extends Candidate {
 /**
  * The active engrams of a store, analysed, with an inverted index from salient stem to engram, for many conflict
  * checks inside **one write transaction** (an import batch): loaded once, then kept true by {@link refresh} for every
- * engram the caller writes. A pair that shares no salient stem has subject overlap 0, below
- * `CONFLICT_RULES.subjectOverlap`, so the rules can never call it a conflict: looking only at engrams that share a
- * stem gives exactly the verdicts of comparing with every engram, without reading and comparing every row per line
+ * engram the caller writes. A pair whose shared salient stems are fewer than `CONFLICT_RULES.subjectOverlap` of the
+ * smaller side's can never be a rule conflict (rule 1): counting shared stems from the postings and comparing only
+ * the pairs that pass gives exactly the verdicts of comparing with every engram, without reading and comparing every row per line
  * (which made an import quadratic: 29 engrams/s at 5,000 — docs/PERFORMANCE.md). Outside the transaction it was
  * loaded in, it is stale: other writers may have changed the store.
  */
@@ -98,15 +98,21 @@ export class ConflictIndex {
     if (row) this.add({ id: row.id, text: row.text, project: row.project, analysis: analysisOf(this.store, row) });
   }
 
-  /** The engrams the probe would be shown beside that share a salient stem with it (plus any with a precomputed verdict). */
+  /**
+   * The engrams the probe would be shown beside whose salient stems overlap it enough for rule 1 (shared stems
+   * counted from the postings, the same `shared / smaller side` as `ruleVerdict`), plus any with a precomputed verdict.
+   * The rest could only get "no conflict" from the rules, so they are not compared at all.
+   */
   candidates(probe: ConflictProbe, mine: Analysis, precomputed?: PrecomputedVerdicts): Candidate[] {
-    const ids = new Set<number>(precomputed?.keys());
-    for (const stem of mine.salient) for (const id of this.byStem.get(stem) ?? []) ids.add(id);
+    const shared = new Map<number, number>();
+    for (const stem of mine.salient) for (const id of this.byStem.get(stem) ?? []) shared.set(id, (shared.get(id) ?? 0) + 1);
     const found: Candidate[] = [];
-    for (const id of ids) {
+    for (const id of new Set([...(precomputed?.keys() ?? []), ...shared.keys()])) {
       const entry = this.entries.get(id);
       if (!entry || id === probe.id) continue;
       if (probe.project !== null && entry.project !== null && entry.project !== probe.project) continue;
+      const overlap = (shared.get(id) ?? 0) / Math.min(mine.salient.size, entry.analysis.salient.size);
+      if (overlap < CONFLICT_RULES.subjectOverlap && !precomputed?.has(id)) continue;
       found.push(entry);
     }
     return found;
