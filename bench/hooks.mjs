@@ -10,7 +10,12 @@
 // RSS of a hook process on each path. Prints a table, then the same numbers as one JSON line; asserts nothing.
 //
 //   node bench/hooks.mjs [--runs 30] [--engrams 10000] [--keep] [--json] [--model ctx-use-256] [--model-dir DIR]
+//                        [--layout in-place|plugin]
 //
+// --layout plugin measures a plugin install as the agents make it: the launcher in an install folder that holds no
+// dist/ or node_modules/, its runtime in a runtime folder found through the pointer in the plugin data folder
+// (CLAUDE_PLUGIN_DATA; see hooks/run.cjs findRuntime); in-place (the default) is a source checkout that ran
+// ./install.sh.
 // --json prints only the JSON line. --keep keeps the temporary folder (store, logs, project) for inspection; the
 // server is stopped either way. Everything lives in one temporary folder: nothing is written to the repository or
 // to ~/.engram. The built install (dist/, hooks/run.cjs) is copied there first, so a rebuild during the run cannot
@@ -65,6 +70,8 @@ const ENGRAMS = count('--engrams', 10_000);
 const KEEP = has('--keep');
 const JSON_ONLY = has('--json');
 const MODEL = option('--model', 'ctx-use-256');
+const LAYOUT = option('--layout', 'in-place');
+if (!['in-place', 'plugin'].includes(LAYOUT)) fail('--layout wants in-place or plugin');
 const MODEL_DIR = resolve(option('--model-dir', process.env.ENGRAM_MODEL_DIR ?? join(root, '..', 'shared', 'models')));
 /** Unmeasured pairs before each series: file cache, env cache, the server's first query of a kind. */
 const WARMUP = 3;
@@ -123,7 +130,7 @@ const isAlive = (pid) => {
 const isOurs = (pid) => {
   if (pid === state.server?.pid) return true;
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(state.install);
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(state.tmp);
   } catch {
     return !existsSync('/proc'); // no /proc: trust the pid the home's own server.json names
   }
@@ -302,12 +309,24 @@ async function main() {
   state.install = install;
   state.home = home;
   state.socket = socketPath(home);
-  cpSync(join(root, 'dist'), join(install, 'dist'), { recursive: true });
   mkdirSync(join(install, 'hooks'), { recursive: true });
   mkdirSync(join(install, 'scripts'), { recursive: true });
   cpSync(join(root, 'hooks', 'run.cjs'), join(install, 'hooks', 'run.cjs'));
-  for (const file of ['install-state.mjs', 'home.mjs']) cpSync(join(root, 'scripts', file), join(install, 'scripts', file));
-  symlinkSync(join(root, 'node_modules'), join(install, 'node_modules'), 'dir');
+  for (const file of ['install-state.mjs', 'home.mjs', 'home.cjs']) cpSync(join(root, 'scripts', file), join(install, 'scripts', file));
+  for (const file of ['package.json', 'package-lock.json']) cpSync(join(root, file), join(install, file));
+  // Where dist/ and node_modules/ are: the install folder itself, or a runtime folder as the bootstrap leaves it.
+  let runtimeDir = install;
+  const pluginData = join(tmp, 'plugin-data');
+  if (LAYOUT === 'plugin') {
+    const states = await import(pathToFileURL(join(install, 'scripts', 'install-state.mjs')).href);
+    const key = states.runtimeKey(install);
+    runtimeDir = join(pluginData, 'runtime', key);
+    mkdirSync(runtimeDir, { recursive: true });
+    writeFileSync(join(runtimeDir, states.RUNTIME_STAMP), JSON.stringify({ key }));
+    states.linkRuntime(install, runtimeDir, key, home, { CLAUDE_PLUGIN_DATA: pluginData });
+  }
+  cpSync(join(root, 'dist'), join(runtimeDir, 'dist'), { recursive: true });
+  symlinkSync(join(root, 'node_modules'), join(runtimeDir, 'node_modules'), 'dir');
   mkdirSync(join(user, '.claude'), { recursive: true });
   mkdirSync(join(home, 'logs'), { recursive: true, mode: 0o700 });
   const git = input.makeProject(cwd);
@@ -333,13 +352,14 @@ async function main() {
     PWD: cwd,
     CLAUDE_PROJECT_DIR: cwd,
     CLAUDE_PLUGIN_ROOT: install,
+    ...(LAYOUT === 'plugin' ? { CLAUDE_PLUGIN_DATA: pluginData } : {}),
     CLAUDE_CODE_ENTRYPOINT: 'cli',
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
   };
   const fallbackEnv = { ...hookEnv, ENGRAM_SERVER: 'off' };
 
   const engram = (argv) => {
-    const result = spawnSync(process.execPath, [join(install, 'dist', 'cli.mjs'), ...argv], {
+    const result = spawnSync(process.execPath, [join(runtimeDir, 'dist', 'cli.mjs'), ...argv], {
       env: baseEnv,
       cwd,
       encoding: 'utf8',
@@ -374,7 +394,7 @@ async function main() {
   // 2. The server, started as a hook would start it (detached, output to logs/server.out), then warm and hybrid.
   const out = openSync(join(home, 'logs', 'server.out'), 'a', 0o600);
   t = performance.now();
-  state.server = spawn(process.execPath, [join(install, 'dist', 'server.mjs')], {
+  state.server = spawn(process.execPath, [join(runtimeDir, 'dist', 'server.mjs')], {
     detached: true,
     stdio: ['ignore', out, out],
     env: hookEnv,
@@ -599,6 +619,7 @@ async function main() {
       loadavg_end: os.loadavg().map((x) => round(x, 2)),
     },
     setup: {
+      layout: LAYOUT,
       model: MODEL,
       import: { ms: Math.round(importMs), created: imported.created, duplicates: imported.duplicates, vectors: imported.vectors ?? null },
       vectors,
@@ -661,6 +682,7 @@ function render(result) {
   const lines = [
     `Engram hook latency — ${result.engrams.toLocaleString('en')} engrams, ${result.runs} paired runs per case (${result.warmup_pairs} warm-up pairs unmeasured)`,
     `node ${machine.node} ${machine.platform}, ${machine.cpus} CPUs (${machine.cpu_model}), load ${machine.loadavg_start.join(' ')} → ${machine.loadavg_end.join(' ')}`,
+    `layout: ${setup.layout === 'plugin' ? 'plugin (launcher in the install folder, dist/ and node_modules/ in a runtime folder)' : 'in place (a source checkout built by ./install.sh)'}`,
     `store: ${setup.import.created} engrams imported in ${(setup.import.ms / 1000).toFixed(1)} s, ${setup.vectors.vectors} vectors (${setup.model}), ${setup.vectors.pending} missing; ` +
       `server ${setup.server.mode} (${setup.server.model}), warm in ${setup.server.warm_ms} ms`,
     `Each process runs as sh -c '…' with the event JSON on stdin, followed by a bare sh -c "node -e ''" with the same stdin;`,

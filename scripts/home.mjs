@@ -1,15 +1,3 @@
-// Where Engram's data lives: `$ENGRAM_HOME` (a leading `~` expanded, relative paths against `cwd`), default
-// `~/.engram`. Its own module, with nothing but node:os and node:path, because every hook process computes it first.
-import { homedir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
-
-/**
- * The one rule for where Engram's data lives: src/core/env.ts, the hook launcher and the bootstrap all call this.
- */
-export function engramHome(env = process.env, options = {}) {
-  const userHome = options.userHome ?? (env.HOME && env.HOME.trim() ? env.HOME : homedir());
-  const raw = env.ENGRAM_HOME && env.ENGRAM_HOME.trim() ? env.ENGRAM_HOME : '';
-  if (!raw) return join(userHome, '.engram');
-  const expanded = raw === '~' ? userHome : raw.startsWith('~/') ? join(userHome, raw.slice(2)) : raw;
-  return isAbsolute(expanded) ? expanded : resolve(options.cwd ?? process.cwd(), expanded);
-}
+// The rule for where Engram's data lives, for ES modules: it is written once, in home.cjs (CommonJS, so the hook
+// launcher can require it cheaply).
+export { engramHome } from './home.cjs';

@@ -1,5 +1,18 @@
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -9,11 +22,16 @@ import { openStore, type EngramError, type Store } from '../src/core/index.js';
 import { runCli } from '../src/cli/program.js';
 import { addEngram } from '../src/services/index.js';
 import { bundleEntry } from '../scripts/bundle.mjs';
+import { linkRuntime, RUNTIME_STAMP, runtimeKey } from '../scripts/install-state.mjs';
 
 /** The repository root. */
 export const ROOT = dirname(dirname(fileURLToPath(import.meta.url)));
 /** ../shared beside the repository (fixtures, tools, models). */
 export const SHARED = join(ROOT, '..', 'shared');
+
+/** The pinned Claude Code CLI test/global-setup.ts installs (the cache fake-anthropic/run-claude.sh uses). */
+export const CLAUDE_BIN =
+  process.env.CLAUDE_BIN ?? join(process.env.XDG_CACHE_HOME ?? join(process.env.HOME ?? '', '.cache'), 'engram-test-claude-2.1.197', 'node_modules', '.bin', 'claude');
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {
@@ -125,6 +143,8 @@ export function hookProcess(
     root?: string;
     /** Let hooks use (and start) the background server; off by default so a test controls when one runs. */
     server?: boolean;
+    /** Called with the hook process's pid as soon as it is started. */
+    onSpawn?: (pid: number) => void;
   },
 ): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; ms: number }> {
   return new Promise((resolve, reject) => {
@@ -140,6 +160,7 @@ export function hookProcess(
       },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
+    if (child.pid !== undefined) options.onSpawn?.(child.pid);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -186,8 +207,26 @@ export async function runWorker(args: string[]): Promise<string> {
 
 /** Offline embedding models (../shared/models, or $MODEL_DIR). Tests that need one skip, saying why, when absent. */
 export const MODELS_DIR = process.env.MODEL_DIR ?? join(SHARED, 'models');
-export const HAS_MODELS = existsSync(join(MODELS_DIR, 'static-use-256', 'onnx', 'model_quantized.onnx'));
-if (!HAS_MODELS) console.warn(`[engram tests] no embedding models in ${MODELS_DIR}: real-model tests are skipped`);
+/** The offline models tests use (../shared/models/README.md). */
+export type TestModel = 'static-use-256' | 'ctx-use-256';
+/** What transformers.js reads from a model folder (config, tokenizer, the quantized ONNX graph). */
+const MODEL_FILES = ['config.json', 'tokenizer.json', 'tokenizer_config.json', 'onnx/model_quantized.onnx'];
+const warned = new Set<string>();
+/**
+ * True when every model named is complete in MODELS_DIR: a test gates on each model it loads, not on one of them.
+ * A missing one is named once per test file, with the file it lacks.
+ */
+export function hasModels(...models: TestModel[]): boolean {
+  let all = true;
+  for (const model of models) {
+    const missing = MODEL_FILES.find((file) => !existsSync(join(MODELS_DIR, model, file)));
+    if (missing === undefined) continue;
+    all = false;
+    if (!warned.has(model)) console.warn(`[engram tests] ${join(MODELS_DIR, model, missing)} is missing: tests that need ${model} are skipped`);
+    warned.add(model);
+  }
+  return all;
+}
 
 /** Engrams added to a home's store (for hook tests). */
 export function seed(home: string, drafts: Array<Parameters<typeof addEngram>[1]>): void {
@@ -259,4 +298,124 @@ export async function stopServer(home: string): Promise<void> {
     return;
   }
   await until(() => !alive(pid), `server ${pid} to exit`);
+}
+
+/**
+ * Every entry under `dir` (`.git` aside) → its content hash, `dir`, or `link:<target>`, with its mode: two digests are
+ * equal only when the folders are byte-identical. Used to pin that Engram never writes into an install folder.
+ */
+export function folderDigest(dir: string): Record<string, string> {
+  const digest: Record<string, string> = {};
+  const walk = (folder: string, prefix: string): void => {
+    for (const entry of readdirSync(folder, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      if (prefix === '' && entry.name === '.git') continue;
+      const path = join(folder, entry.name);
+      const name = `${prefix}${entry.name}`;
+      const mode = (lstatSync(path).mode & 0o7777).toString(8);
+      if (entry.isSymbolicLink()) digest[name] = `link:${readlinkSync(path)}`;
+      else if (entry.isDirectory()) {
+        digest[name] = `dir ${mode}`;
+        walk(path, `${name}/`);
+      } else digest[name] = `${createHash('sha256').update(readFileSync(path)).digest('hex')} ${mode}`;
+    }
+  };
+  walk(dir, '');
+  return digest;
+}
+
+/**
+ * An install folder as an agent's plugin install leaves it: the launcher, scripts, CLI and manifests, no
+ * node_modules/ and no dist/. `files` adds more of the repository.
+ */
+export function pluginFolder(files: string[] = []): string {
+  const root = tempDir('engram-plugin-');
+  for (const name of ['hooks', 'scripts', 'bin', 'package.json', 'package-lock.json', 'plugin.json', ...files]) {
+    cpSync(join(ROOT, name), join(root, name), { recursive: true });
+  }
+  return root;
+}
+
+/**
+ * A finished runtime folder for `root` as the bootstrap leaves it (dist/ copied from this checkout's build,
+ * node_modules/ linked to this checkout's, the stamp), under `<base>/<key>`, linked for `root` in `home`. The real
+ * bootstrap (npm ci, native build) is exercised end to end by the plugin-install tests. With `env` naming a plugin data
+ * folder, the pointer is written there too, as a hook's bootstrap does.
+ */
+export function fakeRuntime(root: string, home: string, base = join(home, 'runtime'), env: Record<string, string> = {}): string {
+  const key = runtimeKey(root);
+  const dir = join(base, key);
+  mkdirSync(dir, { recursive: true });
+  cpSync(join(ROOT, 'dist'), join(dir, 'dist'), { recursive: true });
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'), 'dir');
+  writeFileSync(join(dir, RUNTIME_STAMP), JSON.stringify({ key, built_from: root }));
+  linkRuntime(root, dir, key, home, env);
+  return dir;
+}
+
+/**
+ * The environment for a process a test starts with an environment of its own: PATH, the package and agent CLI caches
+ * (HOME is a throwaway folder during the run, see global-setup.ts), the run's marker (the global teardown finds
+ * Engram processes that outlived their test by it), then `extra`.
+ */
+export function processEnv(extra: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = { PATH: process.env.PATH ?? '' };
+  for (const name of ['XDG_CACHE_HOME', 'npm_config_cache', 'ENGRAM_TEST_RUN']) {
+    const value = process.env[name];
+    if (value) env[name] = value;
+  }
+  return { ...env, ...extra };
+}
+
+/**
+ * Processes (zombies aside) that belong to a scratch home: its path on their command line or in their environment
+ * (HOME, ENGRAM_HOME, CODEX_HOME…). After a session that is none: no server, no hook, no bootstrap, no agent.
+ */
+export function processesOf(home: string): Array<{ pid: number; command: string }> {
+  if (process.platform !== 'linux') return [];
+  const found: Array<{ pid: number; command: string }> = [];
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid === process.pid || !alive(pid)) continue;
+    try {
+      const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
+      const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      const inHome = (value: string) => value === home || value.startsWith(`${home}/`);
+      const mine = command.includes(`${home}/`) || environ.some((pair) => inHome(pair.slice(pair.indexOf('=') + 1)));
+      if (mine && alive(pid)) found.push({ pid, command });
+    } catch {
+      // Gone meanwhile, or not ours to read.
+    }
+  }
+  return found;
+}
+
+/**
+ * True when process `pid` holds a connected Unix socket besides its stdio (Linux /proc): a hook waiting for the
+ * server's answer. Its stdio does not count: Node gives a child's pipes as socketpairs.
+ */
+export function hasConnectedUnixSocket(pid: number): boolean {
+  let inodes: string[];
+  try {
+    inodes = readdirSync(`/proc/${pid}/fd`)
+      .filter((fd) => Number(fd) > 2)
+      .map((fd) => {
+        try {
+          return /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1];
+        } catch {
+          return undefined;
+        }
+      })
+      .filter((inode): inode is string => inode !== undefined);
+  } catch {
+    return false;
+  }
+  if (inodes.length === 0) return false;
+  // /proc/net/unix: Num RefCount Protocol Flags Type St Inode Path; St 03 is SS_CONNECTED.
+  return readFileSync('/proc/net/unix', 'utf8')
+    .split('\n')
+    .slice(1)
+    .some((line) => {
+      const fields = line.trim().split(/\s+/);
+      return fields[5] === '03' && inodes.includes(fields[6] ?? '');
+    });
 }

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { HOOK_ENTRIES } from '../scripts/install-state.mjs';
 import { CODEX_HOOK_EVENTS } from '../src/services/index.js';
 import { HOOK_ENTRY_EVENTS } from '../src/hooks/entries.js';
-import { ROOT, tempDir } from './_helpers.js';
+import { CLAUDE_BIN, ROOT, tempDir } from './_helpers.js';
 
 const json = (file: string) => JSON.parse(readFileSync(join(ROOT, file), 'utf8'));
 const plugin = json('plugin.json');
@@ -103,12 +103,10 @@ describe.each([
   });
 });
 
-const CLAUDE_BIN =
-  process.env.CLAUDE_BIN ?? join(process.env.HOME ?? '', '.cache', 'engram-test-claude-2.1.197', 'node_modules', '.bin', 'claude');
-
 describe('the plugin as Claude Code sees it', () => {
-  // The plugin-install e2e test downloads the CLI; this cheap check runs whenever it is present.
-  it.skipIf(!existsSync(CLAUDE_BIN))('passes the real `claude plugin validate --strict`', () => {
+  // The global setup installs the pinned CLI (or stops the run saying why): this check never depends on test order.
+  it('passes the real `claude plugin validate --strict`', () => {
+    expect(existsSync(CLAUDE_BIN), `${CLAUDE_BIN} (installed by test/global-setup.ts)`).toBe(true);
     const home = tempDir();
     mkdirSync(join(home, '.claude'), { recursive: true });
     for (const target of ['.', '.claude-plugin/plugin.json']) {

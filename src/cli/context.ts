@@ -29,8 +29,12 @@ export interface CliIo extends Output {
 /** Per-invocation state shared by the commands: lazily loaded settings and store, closed at the end. */
 export interface CliContext {
   io: CliIo;
-  /** Folder the running CLI was installed in (holds dist/, node_modules/, hooks/). */
+  /** The install folder (hooks/run.cjs, bin/engram, fixtures/): `$ENGRAM_INSTALL_ROOT` when bin/engram runs the CLI
+   * from a runtime folder outside it, else the folder the running CLI was built in. */
   installRoot: string;
+  /** The folder the running CLI's bundles and node_modules are in: the install folder when built in place, else the
+   * runtime folder bin/engram found (what starts dist/server.mjs and loads the other bundles). */
+  runtimeDir: string;
   /** The environment as Engram reads it (`--home` becomes `ENGRAM_HOME`). */
   env(): EngramEnv;
   /** Loads settings once; `--home` overrides `$ENGRAM_HOME`. */
@@ -49,10 +53,10 @@ export interface CliContext {
 }
 
 /**
- * The install folder of the running bundle: dist/ → one level up, dist/chunks/ (where the bundler puts the code the
+ * The folder of the running bundle: dist/ → one level up, dist/chunks/ (where the bundler puts the code the
  * CLI loads on demand) → two, src/cli/context.ts (tests) → two.
  */
-function defaultInstallRoot(): string {
+function bundleRoot(): string {
   const here = dirname(fileURLToPath(import.meta.url));
   return here.endsWith('/src/cli') || here.endsWith('/dist/chunks') ? dirname(dirname(here)) : dirname(here);
 }
@@ -67,7 +71,8 @@ export function createCliContext(io: CliIo, options: { home?: string; installRoo
   const vars = options.home ? { ...io.env, ENGRAM_HOME: options.home } : io.env;
   const context: CliContext = {
     io,
-    installRoot: options.installRoot ?? defaultInstallRoot(),
+    installRoot: options.installRoot ?? readEnv(io.env, { cwd: io.cwd }).installRoot ?? bundleRoot(),
+    runtimeDir: bundleRoot(),
     env: () => readEnv(vars, { cwd: io.cwd }),
     settings() {
       settings ??= loadSettings(context.env());

@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import * as z from 'zod';
-import { engramHome } from '../../scripts/install-state.mjs';
+import { engramHome } from '../../scripts/home.mjs';
 
 /** Log levels, most verbose first. */
 export const LOG_LEVELS = ['debug', 'info', 'warn', 'error'] as const;
@@ -23,6 +23,11 @@ export interface EngramEnv {
   claudeConfigDir: string;
   /** Codex's home: `$CODEX_HOME`, default `~/.codex`. */
   codexHome: string;
+  /**
+   * `$ENGRAM_INSTALL_ROOT`: the install folder (hooks/run.cjs, bin/engram, fixtures/), set by bin/engram when the CLI
+   * it runs lives in a runtime folder outside it (scripts/install-state.mjs). Unset: the CLI's own folder.
+   */
+  installRoot: string | undefined;
   /** Set when a hook runs inside a plugin: `$CLAUDE_PLUGIN_ROOT` or Codex's `$PLUGIN_ROOT`. */
   pluginRoot: string | undefined;
   /** True when Codex launched us (`$PLUGIN_ROOT` or `$CODEX_HOME` is set), false when Claude Code did. */
@@ -144,6 +149,7 @@ export function readEnv(vars: Vars = process.env, options: { homedir?: string; c
     userHome,
     claudeConfigDir: absolutePath(nonEmpty(vars.CLAUDE_CONFIG_DIR) ?? join(userHome, '.claude'), userHome, cwd),
     codexHome: absolutePath(nonEmpty(vars.CODEX_HOME) ?? join(userHome, '.codex'), userHome, cwd),
+    installRoot: nonEmpty(vars.ENGRAM_INSTALL_ROOT) && absolutePath(vars.ENGRAM_INSTALL_ROOT as string, userHome, cwd),
     pluginRoot: nonEmpty(vars.CLAUDE_PLUGIN_ROOT) ?? nonEmpty(vars.PLUGIN_ROOT),
     codexHookEnv: Boolean(nonEmpty(vars.PLUGIN_ROOT) ?? nonEmpty(vars.CODEX_HOME)),
     claudeHookEnv: Boolean(nonEmpty(vars.CLAUDE_PROJECT_DIR)),

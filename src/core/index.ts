@@ -65,6 +65,7 @@ export {
   loadSqlite,
   openDatabase,
   KNN_MAX_K,
+  UNUSABLE_ANSWER,
 } from './store/index.js';
 export type {
   Store,

@@ -39,6 +39,8 @@ export type UserPromptSubmitInput = z.infer<typeof UserPromptSubmitInputSchema>;
 
 /** Stop: fired at the end of every turn. */
 export const StopInputSchema = HookCommonSchema.extend({
+  /** Claude Code's id of the prompt this turn answers (Codex sends `turn_id`): one turn, however often its Stop is handled. */
+  prompt_id: z.string().max(256).nullish(),
   stop_hook_active: z.boolean().nullish(),
   last_assistant_message: z.string().nullish(),
 });

@@ -47,8 +47,9 @@ export async function handleHookCall(call: HookCall, runtime: HookRuntime): Prom
   const { event } = call;
   const { log } = runtime;
   const path = runtime.inject.answeredBy;
+  const fallback = runtime.fallback ? { fallback: runtime.fallback } : {};
   const ignored = (message: string, fields: Record<string, unknown> = {}): HookAnswer => {
-    log.warn(message, { event, path, ...fields });
+    log.warn(message, { event, path, ...fallback, ...fields });
     return { stdout: '', agent: 'unknown', outcome: 'ignored', injected: [] };
   };
   if (call.stdinProblem === 'too-large') return ignored('stdin larger than the limit; ignored');
@@ -84,10 +85,10 @@ export async function handleHookCall(call: HookCall, runtime: HookRuntime): Prom
     });
     const stdout = hookOutput(event, result?.text ?? null);
     const ms = Math.round((performance.now() - started) * 10) / 10;
-    log.info('hook done', { event, agent, path, ms, injected: result?.ids ?? [], ...(result?.dropped.length ? { dropped: result.dropped } : {}) });
+    log.info('hook done', { event, agent, path, ...fallback, ms, injected: result?.ids ?? [], ...(result?.dropped.length ? { dropped: result.dropped } : {}) });
     return { stdout, agent, outcome: stdout ? 'answered' : 'silent', injected: result?.ids ?? [] };
   } catch (error) {
-    log.error('hook failed', { event, agent, path, error, ms: Math.round(performance.now() - started) });
+    log.error('hook failed', { event, agent, path, ...fallback, error, ms: Math.round(performance.now() - started) });
     return { stdout: '', agent, outcome: 'failed', injected: [], error };
   }
 }

@@ -43,6 +43,11 @@ export interface HookRuntime {
   environment(cwd: string, agent: Agent): HookEnvironment;
   /** Asks for background work (queued jobs) to run soon; resolves once the request is made (a hook exits after). */
   wake(): void | Promise<void>;
+  /**
+   * In-process only: why this hook answered itself — `server-off`, `stdin-problem`, or why the server did not answer
+   * (`no-server`, `refused`, `lost`: it died mid-query, `timeout`, `bad-reply`, `declined`). In the hook log line.
+   */
+  fallback?: string;
 }
 
 /** One handler's view of a call. */
@@ -150,8 +155,8 @@ export const HANDLERS: { [E in HookEventName]: Handler<z.ZodType<HookCommon>> } 
     });
   }),
 
-  Stop: define(StopInputSchema, ({ runtime, session }) => {
-    recordTurnEnd(runtime.store(), session, { now: runtime.now });
+  Stop: define(StopInputSchema, ({ input, runtime, session }) => {
+    recordTurnEnd(runtime.store(), session, { now: runtime.now, turnKey: input.prompt_id ?? input.turn_id ?? null });
     return null;
   }),
 

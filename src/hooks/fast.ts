@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { engramHome } from '../../scripts/home.mjs';
 import { serverPaths } from '../server/address.js';
-import { ask } from '../server/ask.js';
+import { askServer, type AskFailure } from '../server/ask.js';
 import type { ServerReply } from '../server/protocol.js';
 import type { HookEventName } from './contract.js';
 import type { HookCall } from './dispatch.js';
@@ -79,8 +79,30 @@ function answerAndExit(stdout: string): void {
   process.stdout.write(stdout, () => process.exit(0));
 }
 
-/** Runs the hook `entry` of the install folder `root`. Always exits 0; never blocks the agent. */
-export async function runHook(entry: string, root: string): Promise<void> {
+/**
+ * The fast path cannot load core/log (only Node built-ins here), so a failure of its own — the in-process path
+ * missing or failing to load — is written as one line in hooks.log's format by hand. Never throws.
+ */
+function logFailure(event: string, error: unknown): void {
+  try {
+    // node:fs is loaded only on this path, and only once something went wrong.
+    const fs = process.getBuiltinModule('node:fs');
+    const dir = join(engramHome(process.env), 'logs');
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const message = error instanceof Error ? error.message : String(error);
+    const line = { t: new Date().toISOString(), level: 'error', msg: 'hook fast path failed', event, error: { message: message.slice(0, 500) } };
+    fs.appendFileSync(join(dir, 'hooks.log'), `${JSON.stringify(line)}\n`, { mode: 0o600 });
+  } catch {
+    // Nowhere to say it: the agent still gets a clean exit.
+  }
+}
+
+/**
+ * Runs the hook `entry` of the install folder `root` (the plugin root: what the bootstrap is started for), whose
+ * bundles and dependencies are in `runtime` (the same folder for a source checkout built in place, else the runtime
+ * folder the bootstrap built; hooks/run.cjs findRuntime). Always exits 0; never blocks the agent.
+ */
+export async function runHook(entry: string, root: string, runtime: string = root): Promise<void> {
   const event = (HOOK_ENTRY_EVENTS as Record<string, HookEventName | undefined>)[entry];
   // An agent Engram itself runs as its LLM (`claude -p` for evaluation) must not record or evaluate its own session.
   const nested = process.env.ENGRAM_LLM_CHILD === '1';
@@ -109,18 +131,25 @@ export async function runHook(entry: string, root: string): Promise<void> {
       },
     };
     const serverOff = OFF.has((process.env.ENGRAM_SERVER ?? '').trim().toLowerCase());
+    let serverFailure: AskFailure | 'declined' | undefined;
     if (!serverOff && !call.stdinProblem) {
-      const reply = await ask<ServerReply>(serverPaths(engramHome(process.env)).socket, { v: 1, op: 'hook', version: VERSION, call }, budget.waitMs);
-      if (reply?.ok && reply.op === 'hook') return answerAndExit(reply.stdout);
+      const answer = await askServer<ServerReply>(serverPaths(engramHome(process.env)).socket, { v: 1, op: 'hook', version: VERSION, call }, budget.waitMs);
+      if ('reply' in answer && answer.reply.ok && answer.reply.op === 'hook') return answerAndExit(answer.reply.stdout);
+      // `declined`: the server answered but not this call (another Engram version, an invalid request).
+      serverFailure = 'failure' in answer ? answer.failure : 'declined';
     }
     // A computed URL, so the bundler leaves the in-process path out of this file.
-    const inprocess = (await import(pathToFileURL(join(root, 'dist', 'hooks', 'inprocess.mjs')).href)) as { runInProcess: typeof runInProcess };
+    const inprocess = (await import(pathToFileURL(join(runtime, 'dist', 'hooks', 'inprocess.mjs')).href)) as { runInProcess: typeof runInProcess };
     stdout = await inprocess.runInProcess(call, {
       reason: serverOff ? 'server-off' : call.stdinProblem ? 'stdin-problem' : 'no-answer',
+      ...(serverFailure ? { serverFailure } : {}),
       installRoot: root,
+      runtimeDir: runtime,
     });
-  } catch {
-    // Nothing may reach the agent but a valid answer; the in-process path logs its own failures.
+  } catch (error) {
+    // Nothing may reach the agent but a valid answer. The in-process path logs its own failures; reaching here means
+    // it could not even be loaded (a runtime removed in part, a broken build).
+    logFailure(event, error);
     stdout = '';
   }
   answerAndExit(stdout);

@@ -27,7 +27,16 @@ export type FallbackReason = 'server-off' | 'no-answer' | 'stdin-problem';
 /** Runs one hook in this process and returns what to print. Never throws. */
 export async function runInProcess(
   call: HookCall,
-  options: { reason: FallbackReason; installRoot: string; env?: Record<string, string | undefined> },
+  options: {
+    reason: FallbackReason;
+    /** With `no-answer`: why the server did not answer (written to the hook log with the answer). */
+    serverFailure?: string;
+    /** The install folder (the plugin root): what the bootstrap is started for. */
+    installRoot: string;
+    /** The folder holding the bundles and dependencies (the install folder itself when built in place). */
+    runtimeDir?: string;
+    env?: Record<string, string | undefined>;
+  },
 ): Promise<string> {
   const env = readEnv(options.env ?? process.env);
   const { settings, configError } = loadSettingsLeniently(env);
@@ -41,8 +50,10 @@ export async function runInProcess(
   const home = settings.paths.home;
   const paths = serverPaths(home);
   const serverWanted = settings.config.server.enabled && options.reason !== 'stdin-problem';
+  const runtimeDir = options.runtimeDir ?? options.installRoot;
+  const vars = options.env ?? process.env;
   const wakeServer = (): void => {
-    if (serverWanted) startServer({ paths, installRoot: options.installRoot, home, logs: settings.paths.logs });
+    if (serverWanted) startServer({ paths, runtimeDir, home, logs: settings.paths.logs, env: vars });
   };
   /** Queued jobs run in the server (woken, or started), or — when it is switched off — in a one-off process. */
   const runJobs = async (): Promise<void> => {
@@ -51,7 +62,7 @@ export async function runInProcess(
       // and sweeps for pending jobs every few seconds if it was starting already).
       if (!(await ask(paths.socket, { v: 1, op: 'wake' }, 300))) wakeServer();
     } else {
-      startServer({ paths, installRoot: options.installRoot, home, logs: settings.paths.logs, drainOnly: true });
+      startServer({ paths, runtimeDir, home, logs: settings.paths.logs, drainOnly: true, env: vars });
     }
   };
 
@@ -77,6 +88,7 @@ export async function runInProcess(
     },
     environment: (cwd, agent) => hookEnvironment(settings, cwd, agent),
     wake: runJobs,
+    fallback: options.reason === 'no-answer' ? (options.serverFailure ?? 'no-answer') : options.reason,
   };
   let answered = false;
   try {
@@ -86,7 +98,7 @@ export async function runInProcess(
     if (answered) log.debug('answered in-process', { event: call.event, reason: options.reason });
     if (isEngramError(answer.error, 'NATIVE_MODULE_MISSING')) {
       // Built for another Node (the user upgraded Node): rebuild in the background for the next hook.
-      startBootstrap(options.installRoot, { home, reason: `hook ${call.event}: native module failed` });
+      startBootstrap(options.installRoot, { home, reason: `hook ${call.event}: native module failed`, rebuildNative: true });
     }
     return answer.stdout;
   } finally {

@@ -51,8 +51,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export interface OpsClientOptions {
   settings: Settings;
   log: Logger;
-  /** The install folder (holds dist/server.mjs and dist/mcp-inprocess.mjs). */
-  installRoot: string;
+  /** The folder holding dist/server.mjs, dist/mcp-inprocess.mjs and their node_modules: the install folder when built
+   * in place, else its runtime folder (a plugin install's folder holds neither). */
+  runtimeDir: string;
 }
 
 export function createOpsClient(options: OpsClientOptions): OpsClient {
@@ -65,7 +66,7 @@ export function createOpsClient(options: OpsClientOptions): OpsClient {
   const inProcess = (): Promise<InProcessRunner> =>
     (runner ??= (async () => {
       // A computed URL, so the bundler keeps the store, search and services out of the MCP process until needed.
-      const module = (await import(pathToFileURL(join(options.installRoot, 'dist', 'mcp-inprocess.mjs')).href)) as typeof import('./inprocess.js');
+      const module = (await import(pathToFileURL(join(options.runtimeDir, 'dist', 'mcp-inprocess.mjs')).href)) as typeof import('./inprocess.js');
       return module.createInProcessRunner(settings, log);
     })());
 
@@ -77,7 +78,7 @@ export function createOpsClient(options: OpsClientOptions): OpsClient {
   /** Starts a server and waits until it listens; false when it did not come up (it is not tried again for a while). */
   const startAndWait = async (): Promise<boolean> => {
     if (Date.now() - startFailedAt < RETRY_START_MS) return false;
-    startServer({ paths, installRoot: options.installRoot, home: settings.paths.home, logs: settings.paths.logs });
+    startServer({ paths, runtimeDir: options.runtimeDir, home: settings.paths.home, logs: settings.paths.logs });
     const deadline = Date.now() + START_WAIT_MS;
     while (Date.now() < deadline) {
       await sleep(50);

@@ -15,8 +15,9 @@ import { TOOLS } from './tools.js';
 
 /** What `engram mcp` needs from the process that runs it. */
 export interface McpRunOptions {
-  /** The install folder: dist/server.mjs and dist/mcp-inprocess.mjs live under it. */
-  installRoot: string;
+  /** The folder the running bundle is in: dist/server.mjs and dist/mcp-inprocess.mjs live under it (the install
+   * folder when built in place, else its runtime folder outside a plugin's folder). */
+  runtimeDir: string;
   env: Record<string, string | undefined>;
   cwd: string;
 }
@@ -75,7 +76,7 @@ export async function runMcp(argv: readonly string[], options: McpRunOptions): P
   const unknown = selection ? [...selection].filter((name) => !TOOLS.some((tool) => tool.name === name)) : [];
   if (unknown.length > 0) log.warn('--tools names tools that do not exist; ignored', { unknown });
 
-  const client = createOpsClient({ settings, log, installRoot: options.installRoot });
+  const client = createOpsClient({ settings, log, runtimeDir: options.runtimeDir });
   const sessionId = `mcp-${randomUUID()}`;
   const project = findRepo(options.cwd)?.name ?? null;
   let inFlight = 0;
@@ -104,7 +105,7 @@ export async function runMcp(argv: readonly string[], options: McpRunOptions): P
     server.onclose = () => resolve();
   });
   await server.connect(transport);
-  log.info('mcp server started', { pid: process.pid, tools: tools.length, cwd: options.cwd, project, install: options.installRoot });
+  log.info('mcp server started', { pid: process.pid, tools: tools.length, cwd: options.cwd, project, runtime: options.runtimeDir });
   // The client closed stdin: answer what it already asked (each write is one transaction), then stop. A signal
   // stops at once; a running write still finishes or rolls back whole.
   let stopping = false;

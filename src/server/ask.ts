@@ -2,20 +2,27 @@
 // runs before anything else, so it decides how fast the common case is.
 import { createConnection } from 'node:net';
 
-/** Sends one request (a JSON line) and waits up to `timeoutMs` for one JSON line back; null on any failure. */
-export function ask<T>(socket: string, request: unknown, timeoutMs: number): Promise<T | null> {
+/**
+ * Why a request got no answer: `no-server` (no socket file), `refused` (a socket nobody listens on: a dead server's),
+ * `lost` (connected, then closed before answering: the server died or dropped the request mid-query), `timeout`
+ * (no answer in time), `bad-reply` (not a JSON line).
+ */
+export type AskFailure = 'no-server' | 'refused' | 'lost' | 'timeout' | 'bad-reply';
+
+/** Sends one request (a JSON line) and waits up to `timeoutMs` for one JSON line back; says why when there is none. */
+export function askServer<T>(socket: string, request: unknown, timeoutMs: number): Promise<{ reply: T } | { failure: AskFailure }> {
   return new Promise((resolve) => {
     let settled = false;
     let buffer = '';
     const connection = createConnection(socket);
-    const finish = (value: T | null): void => {
+    const finish = (value: { reply: T } | { failure: AskFailure }): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       connection.destroy();
       resolve(value);
     };
-    const timer = setTimeout(() => finish(null), timeoutMs);
+    const timer = setTimeout(() => finish({ failure: 'timeout' }), timeoutMs);
     connection.setEncoding('utf8');
     connection.on('connect', () => connection.write(`${JSON.stringify(request)}\n`));
     connection.on('data', (chunk: string) => {
@@ -23,12 +30,21 @@ export function ask<T>(socket: string, request: unknown, timeoutMs: number): Pro
       const end = buffer.indexOf('\n');
       if (end < 0) return;
       try {
-        finish(JSON.parse(buffer.slice(0, end)) as T);
+        finish({ reply: JSON.parse(buffer.slice(0, end)) as T });
       } catch {
-        finish(null);
+        finish({ failure: 'bad-reply' });
       }
     });
-    connection.on('error', () => finish(null));
-    connection.on('close', () => finish(null));
+    connection.on('error', (error: NodeJS.ErrnoException) => {
+      const code = error.code;
+      finish({ failure: code === 'ENOENT' ? 'no-server' : code === 'ECONNREFUSED' ? 'refused' : 'lost' });
+    });
+    connection.on('close', () => finish({ failure: 'lost' }));
   });
+}
+
+/** {@link askServer} without the reason: the reply, or null. */
+export async function ask<T>(socket: string, request: unknown, timeoutMs: number): Promise<T | null> {
+  const answer = await askServer<T>(socket, request, timeoutMs);
+  return 'reply' in answer ? answer.reply : null;
 }

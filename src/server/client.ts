@@ -16,15 +16,18 @@ const SPAWN_EVERY_MS = 1_000;
  */
 export function startServer(options: {
   paths: ServerPaths;
-  installRoot: string;
+  /** The folder holding dist/server.mjs and its node_modules (the install folder, or its runtime folder). */
+  runtimeDir: string;
   home: string;
   logs: string;
   /** Only run queued jobs, then exit (the server is switched off). */
   drainOnly?: boolean;
+  /** The environment the server inherits (the hook's own; a test's throwaway HOME). @default process.env */
+  env?: Record<string, string | undefined>;
   now?: number;
 }): boolean {
   const now = options.now ?? Date.now();
-  const script = join(options.installRoot, 'dist', 'server.mjs');
+  const script = join(options.runtimeDir, 'dist', 'server.mjs');
   try {
     if (!existsSync(script)) return false;
     if (!options.drainOnly) {
@@ -45,7 +48,7 @@ export function startServer(options: {
     const child = spawn(process.execPath, options.drainOnly ? [script, '--drain'] : [script], {
       detached: true,
       stdio: ['ignore', out, out],
-      env: { ...process.env, ENGRAM_HOME: options.home },
+      env: { ...(options.env ?? process.env), ENGRAM_HOME: options.home },
     });
     closeSync(out);
     child.on('error', () => {});

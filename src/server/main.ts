@@ -335,19 +335,34 @@ function serve(socket: Socket): void {
     } catch {
       request = undefined;
     }
-    void reply(request)
-      .catch((error: unknown): ServerReply => {
-        log.error('request failed', { error });
-        return { ok: false, error: 'internal error' };
-      })
-      .then((answer) => {
-        if (!socket.destroyed) socket.end(`${JSON.stringify(answer)}\n`);
-      })
-      .finally(() => {
-        busy--;
-        lastActivity = Date.now();
-      });
+    // A hook that waited longer than its budget (this process was busy: a model loading, an index building) has
+    // closed its end and answered by itself; handling its call now would do the work twice (a turn counted twice).
+    // Its close arrives with the request when this process was blocked, so it is seen one turn of the loop later.
+    setImmediate(() => handleRequest(socket, request));
   });
+}
+
+/** Answers one request line, unless it is a hook call whose hook is already gone. */
+function handleRequest(socket: Socket, request: unknown): void {
+  if ((socket.readableEnded || socket.destroyed) && (request as { op?: unknown } | undefined)?.op === 'hook') {
+    const event = (request as { call?: { event?: unknown } }).call?.event;
+    hookLog.info('hook gave up waiting before the server read it; not handled twice', { event: typeof event === 'string' ? event : null, path: 'server' });
+    busy--;
+    lastActivity = Date.now();
+    return;
+  }
+  void reply(request)
+    .catch((error: unknown): ServerReply => {
+      log.error('request failed', { error });
+      return { ok: false, error: 'internal error' };
+    })
+    .then((answer) => {
+      if (!socket.destroyed) socket.end(`${JSON.stringify(answer)}\n`);
+    })
+    .finally(() => {
+      busy--;
+      lastActivity = Date.now();
+    });
 }
 
 const server = createServer(serve);

@@ -3,12 +3,14 @@
  * Codex through ../shared/tools/fake-openai): seeding a scratch home's store with the real CLI, reading what the
  * scripted model was sent, and making sure a session leaves nothing running — no Engram server, no hook.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { expect } from 'vitest';
-import { alive, ROOT, SHARED } from '../_helpers.js';
+import { alive, processEnv, processesOf, ROOT, SHARED } from '../_helpers.js';
+
+export { processesOf };
 
 export const RUN_CLAUDE = join(SHARED, 'tools', 'fake-anthropic', 'run-claude.sh');
 export const RUN_CODEX = join(SHARED, 'tools', 'fake-openai', 'run-codex.sh');
@@ -30,7 +32,7 @@ export function seedEngrams(home: string, engrams: readonly SeedEngram[]): numbe
     const result = spawnSync(process.execPath, args, {
       cwd: home,
       encoding: 'utf8',
-      env: { PATH: process.env.PATH ?? '', HOME: home, ENGRAM_HOME: join(home, '.engram'), ENGRAM_EMBEDDER: 'none' },
+      env: processEnv({ HOME: home, ENGRAM_HOME: join(home, '.engram'), ENGRAM_EMBEDDER: 'none' }),
     });
     expect(result.status, result.stderr).toBe(0);
     return (JSON.parse(result.stdout) as { engram: { id: number } }).engram.id;
@@ -93,29 +95,6 @@ export async function stopEngramServer(engramHome: string): Promise<number | nul
   expect({ pid, answer, alive: stillThere }).toEqual({ pid, answer: { ok: true, op: 'stop' }, alive: false });
   expect(existsSync(info)).toBe(false);
   return pid;
-}
-
-/**
- * Processes (zombies aside) that belong to a scratch home: its path on their command line or in their environment
- * (HOME, ENGRAM_HOME, CODEX_HOME…). After a session that is none: no server, no hook, no bootstrap, no agent.
- */
-export function processesOf(home: string): Array<{ pid: number; command: string }> {
-  if (process.platform !== 'linux') return [];
-  const found: Array<{ pid: number; command: string }> = [];
-  for (const entry of readdirSync('/proc')) {
-    const pid = Number(entry);
-    if (!Number.isInteger(pid) || pid === process.pid || !alive(pid)) continue;
-    try {
-      const command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
-      const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-      const inHome = (value: string) => value === home || value.startsWith(`${home}/`);
-      const mine = command.includes(`${home}/`) || environ.some((pair) => inHome(pair.slice(pair.indexOf('=') + 1)));
-      if (mine && alive(pid)) found.push({ pid, command });
-    } catch {
-      // Gone meanwhile, or not ours to read.
-    }
-  }
-  return found;
 }
 
 /** The pid in `<engramHome>/run/server.json`, or null. */
@@ -186,3 +165,19 @@ export const TOPIC = {
     pinned: { text: 'Run the whole test suite with npm test before pushing any branch.', category: 'workflow', pin: true },
   } satisfies Record<string, SeedEngram>,
 };
+
+/** What a clone of this repository contains: tracked and new files that git does not ignore, committed. */
+export function cleanClone(target: string): void {
+  const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], { cwd: ROOT })
+    .toString()
+    .split('\0')
+    .filter((file) => file && existsSync(join(ROOT, file)));
+  for (const file of files) {
+    mkdirSync(dirname(join(target, file)), { recursive: true });
+    copyFileSync(join(ROOT, file), join(target, file));
+  }
+  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...args], { cwd: target, stdio: 'ignore' });
+  git('init', '-q');
+  git('add', '-A');
+  git('commit', '-qm', 'snapshot');
+}

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSyn
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/core/index.js';
-import { ROOT, tempDir } from '../_helpers.js';
+import { processEnv, ROOT, tempDir } from '../_helpers.js';
 import { expectNothingLeft, killLeftovers, logProblems, RUN_CODEX } from './_agents.js';
 
 /** The events Engram registers for Codex (hooks/codex-hooks.json), as Codex names them in trust keys. */
@@ -30,7 +30,7 @@ describe.skipIf(!existsSync(RUN_CODEX))('the plugin in the real Codex CLI', () =
     const result = spawnSync(
       'bash',
       [RUN_CODEX, '--script', turns, '--cwd', project, '--home', home, '--plugin-dir', ROOT, '--prompt', 'codex session with key AKIAIOSFODNN7EXAMPLE'],
-      { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' }, encoding: 'utf8', timeout: 300_000 },
+      { env: processEnv({ HOME: process.env.HOME ?? '' }), encoding: 'utf8', timeout: 300_000 },
     );
     expect(result.status, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout) as { exit: number; home: string; output: string; rollout: string; requests: string; trust: string };

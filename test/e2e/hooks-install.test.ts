@@ -9,7 +9,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { cli, engramProcess, ROOT, SHARED, tempDir } from '../_helpers.js';
+import { cli, engramProcess, processEnv, ROOT, SHARED, tempDir } from '../_helpers.js';
 import { expectNothingLeft } from './_agents.js';
 
 const RUN_CODEX = join(SHARED, 'tools', 'fake-openai', 'run-codex.sh');
@@ -83,7 +83,7 @@ describe.skipIf(!existsSync(RUN_CODEX))('engram hooks with the real Codex CLI', 
     const work = tempDir('engram-codex-setup-');
     writeFileSync(join(work, 'turns.json'), JSON.stringify([{ text: 'ok' }]));
     spawnSync('bash', [RUN_CODEX, '--script', join(work, 'turns.json'), '--cwd', work, '--trust', 'none'], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+      env: processEnv({ HOME: process.env.HOME ?? '' }),
       timeout: 300_000,
     });
   }, 600_000);
@@ -95,7 +95,7 @@ describe.skipIf(!existsSync(RUN_CODEX))('engram hooks with the real Codex CLI', 
     mkdirSync(project);
     execFileSync('git', ['init', '-q'], { cwd: project });
     // No codex on PATH and no $CODEX_BIN: the fallbacks (config.toml) are exercised unless --codex-bin is given.
-    const env = { CODEX_HOME: join(home, '.codex'), CLAUDE_CONFIG_DIR: join(home, '.claude'), CODEX_BIN: '', PATH: process.env.PATH ?? '' };
+    const env = processEnv({ CODEX_HOME: join(home, '.codex'), CLAUDE_CONFIG_DIR: join(home, '.claude'), CODEX_BIN: '' });
     const engram = (...args: string[]) => {
       const result = engramProcess(args, { home, cwd: project, env });
       let json: any;
@@ -145,7 +145,7 @@ describe.skipIf(!existsSync(RUN_CODEX))('engram hooks with the real Codex CLI', 
     const turns = join(home, 'turns.json');
     writeFileSync(turns, JSON.stringify([{ text: 'Done.' }]));
     const session = spawnSync('bash', [RUN_CODEX, '--script', turns, '--cwd', project, '--home', home, '--trust', 'none'], {
-      env: { PATH: process.env.PATH ?? '', HOME: home, ENGRAM_HOME: join(home, '.engram'), CODEX_BIN },
+      env: processEnv({ HOME: home, ENGRAM_HOME: join(home, '.engram'), CODEX_BIN }),
       encoding: 'utf8',
       timeout: 300_000,
     });

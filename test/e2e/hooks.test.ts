@@ -7,7 +7,6 @@ import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, writeFileSync }
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/core/index.js';
-import { bootstrapFiles, NATIVE_BINDING } from '../../scripts/install-state.mjs';
 import { hookProcess, lockedHome, ROOT, seed, serverPid, SHARED, stopServer, tempDir, waitForServer } from '../_helpers.js';
 
 const PAYLOADS = join(SHARED, 'fixtures', 'hook-payloads');
@@ -233,41 +232,4 @@ describe('hooks under hostile input', () => {
     store.close();
     expect(logLines(home).filter((line) => line.level !== 'info')).toEqual([]);
   }, 30_000);
-});
-
-describe('the hook launcher in a folder that is not installed yet', () => {
-  it('checks the same addon path the installer builds', () => {
-    expect(readFileSync(join(ROOT, 'hooks', 'run.cjs'), 'utf8')).toContain(`join(root, '${NATIVE_BINDING}')`);
-  });
-
-  it('starts the first-run bootstrap in the background, exits 0 silently, and does not retry a failure at once', async () => {
-    // A plugin folder as a marketplace copy leaves it when npm could not run: no node_modules, no dist/.
-    const root = tempDir();
-    cpSync(join(ROOT, 'hooks'), join(root, 'hooks'), { recursive: true });
-    cpSync(join(ROOT, 'scripts'), join(root, 'scripts'), { recursive: true });
-    writeFileSync(join(root, 'package.json'), '{"name": "broken", "version": "0.0.0", "dependencies": {"no-such-package-engram-test": "0.0.0"}}');
-    const home = tempDir();
-    const run = () => hookProcess('session-start', JSON.stringify({ ...VALID, hook_event_name: 'SessionStart' }), { home, root });
-    const first = await run();
-    expect(first).toMatchObject({ code: 0, stdout: '', stderr: '' });
-    const files = bootstrapFiles(root, home);
-    const deadline = Date.now() + 60_000;
-    let state: { status?: string; error?: string } = {};
-    while (Date.now() < deadline) {
-      try {
-        state = JSON.parse(readFileSync(files.state, 'utf8'));
-      } catch {}
-      if (state.status === 'failed' || state.status === 'done') break;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
-    expect(state).toMatchObject({ status: 'failed', error: expect.stringContaining('npm ci') });
-    expect(readFileSync(files.log, 'utf8')).toContain('failed: npm ci');
-    // Within the back-off window, a second hook neither waits nor starts another bootstrap.
-    const before = readFileSync(files.state, 'utf8');
-    const logBefore = readFileSync(files.log, 'utf8');
-    expect(await run()).toMatchObject({ code: 0, stdout: '', stderr: '' });
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    expect(readFileSync(files.state, 'utf8')).toBe(before);
-    expect(readFileSync(files.log, 'utf8')).toBe(logBefore);
-  }, 90_000);
 });

@@ -15,7 +15,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync,
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/core/index.js';
-import { ROOT, tempDir } from '../_helpers.js';
+import { processEnv, ROOT, tempDir } from '../_helpers.js';
 import { engramLine, expectNothingLeft, killLeftovers, logProblems, requestLog, RUN_CODEX, seedEngrams, TOPIC } from './_agents.js';
 
 interface Report {
@@ -59,7 +59,7 @@ describe.skipIf(!existsSync(RUN_CODEX))('recall in the real Codex CLI', () => {
       const args = [RUN_CODEX, '--script', script, '--cwd', project, '--home', home, '--prompt', prompt];
       if (install) args.push('--plugin-dir', ROOT);
       const result = spawnSync('bash', args, {
-        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+        env: processEnv({ HOME: process.env.HOME ?? '' }),
         encoding: 'utf8',
         timeout: 300_000,
       });

@@ -1,7 +1,7 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cli, engramProcess, HAS_MODELS, MODELS_DIR, ROOT, tempDir } from '../_helpers.js';
+import { cli, engramProcess, hasModels, MODELS_DIR, ROOT, tempDir } from '../_helpers.js';
 
 const LESSONS = [
   { text: 'Run npm run build before npm test; the e2e tests import the bundles in dist.', category: 'testing', tags: ['npm'] },
@@ -79,7 +79,7 @@ describe('engram search, import, reindex (CLI)', () => {
     expect(status.json).toMatchObject({ embedder: { kind: 'test', model: 'test:hash' }, vector_spaces: [{ model: 'test:hash', dim: 64, vectors: 4, pending: 0 }] });
   });
 
-  it.skipIf(!HAS_MODELS)('a real process finds a paraphrase with a real local model (ENGRAM_MODEL_DIR + ENGRAM_MODEL)', () => {
+  it.skipIf(!hasModels('ctx-use-256'))('a real process finds a paraphrase with a real local model (ENGRAM_MODEL_DIR + ENGRAM_MODEL)', () => {
     const home = tempDir();
     const file = join(home, 'lessons.jsonl');
     writeFileSync(file, jsonl(LESSONS));
@@ -99,24 +99,49 @@ describe('engram search, import, reindex (CLI)', () => {
   });
 });
 
+/** The recorded figures of the shipped labelled set (see its `about`). */
+const BASELINE_FILE = join(ROOT, 'test', 'e2e', 'retrieval-baseline.json');
+const METRICS = ['recall@k', 'hit@k', 'mrr'] as const;
+
 describe('engram bench retrieval', () => {
-  it('scores the shipped labelled set in every mode without touching the user store', async () => {
+  it('scores the shipped labelled set in every mode, as well as the recorded baseline, without touching the user store', async () => {
+    const baseline = JSON.parse(readFileSync(BASELINE_FILE, 'utf8')) as {
+      tolerance: number;
+      k: number;
+      sets: Record<string, Record<string, Record<(typeof METRICS)[number], number>>>;
+    };
     const home = tempDir();
-    const result = await cli(
-      ['bench', 'retrieval', '--memories', join(ROOT, 'fixtures/eval/memories.jsonl'), '--queries', join(ROOT, 'fixtures/eval/queries-dev.jsonl'), '--k', '10'],
-      { home, env: { ENGRAM_EMBEDDER: 'test' } },
-    );
-    expect(result.code).toBe(0);
-    const reports = result.stdout.trim().split('\n').map((line) => JSON.parse(line));
-    expect(reports.map((r) => r.mode)).toEqual(['bm25', 'vector', 'hybrid']);
-    for (const report of reports) {
-      expect(Object.keys(report)).toEqual(['mode', 'model', 'k', 'n', 'recall@k', 'hit@k', 'mrr', 'p50_ms', 'p95_ms', 'embed_p50_ms', 'no_answer', 'by_kind', 'degraded']);
-      expect(report.n).toBeGreaterThan(50);
-      expect(report['recall@k']).toBeGreaterThan(0.3);
-      expect(report.by_kind.lexical.n).toBeGreaterThan(10);
+    const measured: typeof baseline.sets = {};
+    for (const set of Object.keys(baseline.sets)) {
+      const result = await cli(
+        ['bench', 'retrieval', '--memories', join(ROOT, 'fixtures/eval/memories.jsonl'), '--queries', join(ROOT, 'fixtures/eval', set), '--k', String(baseline.k)],
+        { home, env: { ENGRAM_EMBEDDER: 'test' } },
+      );
+      expect(result.code).toBe(0);
+      const reports = result.stdout.trim().split('\n').map((line) => JSON.parse(line));
+      expect(reports.map((r) => r.mode)).toEqual(['bm25', 'vector', 'hybrid']);
+      for (const report of reports) {
+        expect(Object.keys(report)).toEqual(['mode', 'model', 'k', 'n', 'recall@k', 'hit@k', 'mrr', 'p50_ms', 'p95_ms', 'embed_p50_ms', 'no_answer', 'by_kind', 'degraded']);
+        expect(report.n).toBeGreaterThan(50);
+        expect(report.by_kind.lexical.n).toBeGreaterThan(10);
+      }
+      expect(reports[0].model).toBeNull();
+      expect(reports[1].model).toBe('test:hash');
+      measured[set] = Object.fromEntries(reports.map((r) => [r.mode, Object.fromEntries(METRICS.map((m) => [m, r[m]]))]));
     }
-    expect(reports[0].model).toBeNull();
-    expect(reports[1].model).toBe('test:hash');
+    if (process.env.RECORD_BASELINE === '1') {
+      writeFileSync(BASELINE_FILE, `${JSON.stringify({ ...baseline, sets: measured }, null, 2)}\n`);
+      return;
+    }
+    // Every figure within the tolerance of its baseline: lower is a regression; higher is an improvement to record.
+    const off = Object.entries(measured).flatMap(([set, modes]) =>
+      Object.entries(modes).flatMap(([mode, figures]) =>
+        METRICS.filter((m) => Math.abs(figures[m] - (baseline.sets[set]?.[mode]?.[m] ?? Number.NaN)) > baseline.tolerance || Number.isNaN(baseline.sets[set]?.[mode]?.[m])).map(
+          (m) => `${set} ${mode} ${m}: ${figures[m]} (baseline ${baseline.sets[set]?.[mode]?.[m]})`,
+        ),
+      ),
+    );
+    expect(off, `outside ±${baseline.tolerance} of ${BASELINE_FILE} (an improvement: RECORD_BASELINE=1 npx vitest run test/e2e/search.test.ts)`).toEqual([]);
     // Nothing was written to the user's store.
     const status = await cli(['status'], { home });
     expect(status.json.engrams.total).toBe(0);

@@ -16,7 +16,7 @@ import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/core/index.js';
 import { initRepo } from '../../src/services/index.js';
 import { completion, fakeOpenAi } from '../core/llm/_fakes.js';
-import { cli, ROOT, tempDir } from '../_helpers.js';
+import { cli, processEnv, ROOT, tempDir } from '../_helpers.js';
 import { expectNothingLeft, killLeftovers, logProblems, requestLog, RUN_CLAUDE } from './_agents.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -105,7 +105,7 @@ describe.skipIf(!existsSync(RUN_CLAUDE))('tapes of real Claude Code sessions', (
       const result = await run(
         'bash',
         [RUN_CLAUDE, '--script', script, '--cwd', project, '--home', home, '--plugin-dir', ROOT, '--prompt', PROMPT, '--allowed', 'Write Edit'],
-        { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+        processEnv({ HOME: process.env.HOME ?? '' }),
       );
       expect(result.status, result.stderr).toBe(0);
       const report = JSON.parse(result.stdout) as { exit: number; transcript: string; output: string };

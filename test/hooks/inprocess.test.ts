@@ -9,7 +9,8 @@ import { openStore, type Store } from '../../src/core/index.js';
 import { runInProcess } from '../../src/hooks/inprocess.js';
 import type { HookEventName } from '../../src/hooks/contract.js';
 import { addEngram } from '../../src/services/index.js';
-import { ROOT, tempDir } from '../_helpers.js';
+import { claudeProjectFolderName } from '../../src/services/tape/index.js';
+import { processEnv, processesOf, ROOT, SHARED, tempDir, until } from '../_helpers.js';
 
 interface Home {
   home: string;
@@ -46,7 +47,7 @@ function setup(config?: unknown): Home {
           agentFlag: agent,
           envHints: { codex: agent === 'codex', claude: agent === 'claude' },
         },
-        { reason: 'server-off', installRoot: ROOT, env: { HOME: home, ENGRAM_HOME: home, ENGRAM_SERVER: 'off' } },
+        { reason: 'server-off', installRoot: ROOT, env: processEnv({ HOME: home, ENGRAM_HOME: home, ENGRAM_SERVER: 'off' }) },
       );
       return stdout === '' ? null : JSON.parse(stdout);
     },
@@ -198,14 +199,44 @@ describe('tool events', () => {
 });
 
 describe('Stop and SessionEnd', () => {
-  it('print nothing; SessionEnd queues the session’s background work', async () => {
+  it('Stop counts a turn once by its prompt_id, even when the same Stop arrives twice', async () => {
     const h = setup();
+    const stop = (promptId: string) => h.run('Stop', { stop_hook_active: false, last_assistant_message: 'done', prompt_id: promptId });
+    expect(await stop('prompt-1')).toBeNull();
+    expect(await stop('prompt-1')).toBeNull(); // handled by the server and by a hook that gave up waiting for it
+    expect(await stop('prompt-2')).toBeNull();
+    const store = h.open();
+    try {
+      expect(store.sessions.get('sess-1')?.turns).toBe(2);
+    } finally {
+      store.close();
+    }
+  });
+
+  it('print nothing; SessionEnd queues the session’s background work, which a one-off drain runs in the hook’s own home and environment', async () => {
+    const h = setup();
+    // A session of the same project that the hooks never saw, in Claude Code's folder under the hook's HOME: the
+    // session-end job records it (catch-up), which it can only do if the drain runs with the hook's HOME.
+    const missed = 'f62cb199-5524-4dac-8011-3b74b972172a';
+    const folder = join(h.home, '.claude', 'projects', claudeProjectFolderName(h.cwd));
+    mkdirSync(folder, { recursive: true });
+    const fixture = readFileSync(join(SHARED, 'fixtures', 'transcripts', 'claude-code-2.1.197__scripted-session.jsonl'), 'utf8');
+    writeFileSync(join(folder, `${missed}.jsonl`), fixture.replaceAll('/home/user/proj', h.cwd));
     expect(await h.run('Stop', { stop_hook_active: false, last_assistant_message: 'done' })).toBeNull();
     expect(await h.run('SessionEnd', { reason: 'other' })).toBeNull();
     const store = h.open();
-    expect(store.sessions.get('sess-1')).toMatchObject({ turns: 1, end_reason: 'other' });
-    expect(store.jobs.get('session-end', 'sess-1')).toMatchObject({ kind: 'session-end', payload: { transcript_path: '/tmp/t.jsonl', agent: 'claude' } });
-    store.close();
+    try {
+      expect(store.sessions.get('sess-1')).toMatchObject({ turns: 1, end_reason: 'other' });
+      expect(store.jobs.get('session-end', 'sess-1')).toMatchObject({ kind: 'session-end', payload: { transcript_path: '/tmp/t.jsonl', agent: 'claude' } });
+      // The server is off, so a detached `server.mjs --drain` runs the jobs, then exits: no process outlives the test.
+      await until(() => store.jobs.get('session-end', missed)?.status === 'done', 'the drain to run the jobs', 30_000);
+      expect(store.jobs.get('session-end', 'sess-1')?.status).toBe('done');
+      expect(store.sessions.get(missed)).toMatchObject({ start_source: 'caught-up' });
+      await until(() => processesOf(h.home).length === 0, 'the drain to exit', 15_000);
+    } finally {
+      store.close();
+    }
     expect(readFileSync(join(h.home, 'logs', 'hooks.log'), 'utf8')).toContain('"path":"in-process"');
+    expect(readFileSync(join(h.home, 'logs', 'server.log'), 'utf8')).toContain('"drained jobs"');
   });
 });

@@ -41,15 +41,15 @@ afterEach(async () => {
   }
 });
 
-/** Spawns `bin/engram mcp <args>` in `cwd` for `home` and connects the SDK client to it. */
+/** Spawns `<root>/bin/engram mcp <args>` in `cwd` for `home` (root: this checkout unless given) and connects the SDK client. */
 export async function connect(
   home: string,
-  options: { cwd: string; args?: string[]; env?: Record<string, string>; config?: object },
+  options: { cwd: string; args?: string[]; env?: Record<string, string>; config?: object; root?: string },
 ): Promise<Connected> {
   if (options.config) writeFileSync(join(home, 'config.json'), JSON.stringify(options.config));
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [join(ROOT, 'bin', 'engram'), 'mcp', ...(options.args ?? [])],
+    args: [join(options.root ?? ROOT, 'bin', 'engram'), 'mcp', ...(options.args ?? [])],
     cwd: options.cwd,
     env: {
       PATH: process.env.PATH ?? '',

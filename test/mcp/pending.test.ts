@@ -3,19 +3,19 @@
  * connect — Claude Code leaves a plugin's MCP server that fails to connect out of its sessions for 15 minutes — and say
  * that its tools come in the next session, while the bootstrap runs in the background.
  */
-import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { describe, expect, it } from 'vitest';
 import { bootstrapFiles } from '../../scripts/install-state.mjs';
-import { ROOT, tempDir } from '../_helpers.js';
+import { pluginFolder, tempDir } from '../_helpers.js';
 
 describe('engram mcp before the first-run setup finished', () => {
   it('connects with no tools, says why, and leaves the setup to the background bootstrap', async () => {
-    const root = tempDir('engram-unbuilt-');
+    // A plugin install as the agent leaves it (hooks/, scripts/, bin/, manifests; no node_modules/, no dist/).
+    const root = pluginFolder();
     const home = tempDir();
-    for (const item of ['bin', 'scripts', 'package.json']) cpSync(join(ROOT, item), join(root, item), { recursive: true });
     // A bootstrap of this folder is already running (this test process holds its lock), so none is started here.
     const { lock } = bootstrapFiles(root, home);
     mkdirSync(lock, { recursive: true });

@@ -12,7 +12,7 @@ export function registerHealthCommands(program: Command, action: Action): void {
     .description('what is stored and where')
     .action(
       action((context) => {
-        const report = storeStatus(context.store(), context.settings());
+        const report = storeStatus(context.store(), context.settings(), { installRoot: context.installRoot, vars: context.io.env });
         return { result: report, pretty: () => renderFields({ ...report }) };
       }),
     );
@@ -21,8 +21,8 @@ export function registerHealthCommands(program: Command, action: Action): void {
     .command('doctor')
     .description('what works, what is degraded and why (exit 1 when something is broken)')
     .action(
-      action((context) => {
-        const report = runDoctor(context.env(), { installRoot: context.installRoot, now: context.io.now, cwd: context.io.cwd, vars: context.io.env });
+      action(async (context) => {
+        const report = await runDoctor(context.env(), { installRoot: context.installRoot, now: context.io.now, cwd: context.io.cwd, vars: context.io.env });
         return {
           result: report,
           exitCode: report.status === 'error' ? 1 : 0,

@@ -14,7 +14,7 @@ export function registerMcpCommands(program: Command, action: Action): void {
       action(async (context, flags: { tools?: string }) => {
         const { runMcp } = await import('../../mcp/main.js');
         const exitCode = await runMcp(flags.tools !== undefined ? [`--tools=${flags.tools}`] : [], {
-          installRoot: context.installRoot,
+          runtimeDir: context.runtimeDir,
           env: { ...context.io.env, ENGRAM_HOME: context.env().home },
           cwd: context.io.cwd,
         });

@@ -89,14 +89,25 @@ export interface ActivityRepo {
    * `maxAttempts` (`gave-up`). Run inside a write transaction.
    */
   claimEvaluation(sessionId: string, at: string, maxAttempts: number): 'claimed' | 'done' | 'gave-up' | 'missing';
-  finishEvaluation(sessionId: string, status: 'completed' | 'failed' | 'skipped', error: string | null, at: string): void;
+  /** Ends an evaluation attempt; `refundAttempt` gives the attempt back (a spent daily LLM budget is not the session's fault). */
+  finishEvaluation(sessionId: string, status: 'completed' | 'failed' | 'skipped', error: string | null, at: string, refundAttempt?: boolean): void;
   /** Records a judgement once per (session, engram, source); false when it was already there. */
   recordJudgement(judgement: JudgementRecord): boolean;
   judgements(sessionId: string): JudgementRecord[];
   evaluationCounts(): Record<EvaluationState['eval_status'], number>;
   /** Sessions whose evaluation is still to run (pending, or failed with attempts left), oldest first. */
   pendingEvaluations(maxAttempts: number, limit: number): string[];
+  /**
+   * Sessions whose evaluation failed and has attempts left (or was left `running` by a process that died before
+   * `staleBefore`), oldest failure first: what a drain retries. Pending ones are their own session-end job's.
+   */
+  retryableEvaluations(maxAttempts: number, staleBefore: string, limit: number): string[];
+  /** Failed evaluations with attempts left, those out of attempts, and how many of all failed on an unusable answer. */
+  evaluationRetries(maxAttempts: number): { retrying: number; gave_up: number; unusable_answer: number };
 }
+
+/** How an evaluation that got an unusable answer says so in `eval_error` (counted by {@link ActivityRepo.evaluationRetries}). */
+export const UNUSABLE_ANSWER = 'unusable answer';
 
 const QUERY_CHARS = 1_000;
 const TARGET_CHARS = 500;
@@ -160,14 +171,12 @@ export function createActivityRepo(db: Database): ActivityRepo {
       db.prepare("UPDATE session_audit SET eval_status = 'running', eval_attempts = eval_attempts + 1, updated_at = ? WHERE session_id = ?").run(at, sessionId);
       return 'claimed';
     },
-    finishEvaluation(sessionId, status, error, at) {
-      db.prepare('UPDATE session_audit SET eval_status = ?, eval_error = ?, evaluated_at = ?, updated_at = ? WHERE session_id = ?').run(
-        status,
-        error === null ? null : sanitizeText(error).text.slice(0, 2_000),
-        at,
-        at,
-        sessionId,
-      );
+    finishEvaluation(sessionId, status, error, at, refundAttempt = false) {
+      db.prepare(
+        `UPDATE session_audit SET eval_status = ?, eval_error = ?, evaluated_at = ?, updated_at = ?,
+           eval_attempts = CASE WHEN ? THEN max(eval_attempts - 1, 0) ELSE eval_attempts END
+         WHERE session_id = ?`,
+      ).run(status, error === null ? null : sanitizeText(error).text.slice(0, 2_000), at, at, refundAttempt ? 1 : 0, sessionId);
     },
     recordJudgement(judgement) {
       return judgementStmt.run({ ...judgement, evidence: clean(judgement.evidence, QUERY_CHARS) }).changes > 0;
@@ -194,6 +203,24 @@ export function createActivityRepo(db: Database): ActivityRepo {
         )
         .all(maxAttempts, limit)
         .map((row) => row.session_id),
+    retryableEvaluations: (maxAttempts, staleBefore, limit) =>
+      db
+        .prepare<[number, string, number], { session_id: string }>(
+          `SELECT session_id FROM session_audit
+            WHERE eval_attempts < ? AND (eval_status = 'failed' OR (eval_status = 'running' AND updated_at < ?))
+            ORDER BY updated_at LIMIT ?`,
+        )
+        .all(maxAttempts, staleBefore, limit)
+        .map((row) => row.session_id),
+    evaluationRetries(maxAttempts) {
+      const row = db
+        .prepare<[number, number, string], { retrying: number | null; gave_up: number | null; unusable_answer: number | null }>(
+          `SELECT sum(eval_attempts < ?) AS retrying, sum(eval_attempts >= ?) AS gave_up, sum(eval_error LIKE ? || '%') AS unusable_answer
+             FROM session_audit WHERE eval_status = 'failed'`,
+        )
+        .get(maxAttempts, maxAttempts, UNUSABLE_ANSWER);
+      return { retrying: row?.retrying ?? 0, gave_up: row?.gave_up ?? 0, unusable_answer: row?.unusable_answer ?? 0 };
+    },
     contextEpoch: (sessionId) => epochStmt.get(sessionId)?.context_epoch ?? 0,
     nextContextEpoch(sessionId) {
       bumpStmt.run(sessionId);

@@ -8,6 +8,7 @@ export type { EngramRepo, EngramFilter, EngramCounts, NewEngram, RecallFields, S
 export type { SessionRepo, Session, SessionSighting, UserPrompt, Agent } from './sessions.js';
 export type { StatsRepo, TagRelevanceRow } from './stats.js';
 export { KNN_MAX_K } from './vectors.js';
+export { UNUSABLE_ANSWER } from './activity.js';
 export type { VectorRepo, VectorSpace, VectorSpaceInfo, PendingVector, Neighbour, SearchState } from './vectors.js';
 export type { ActivityRepo, ShownRecord, ToolEventRecord, SessionAuditRecord, JudgementRecord, EvaluationState } from './activity.js';
 export type { JobRepo, Job, JobKind } from './jobs.js';

@@ -419,6 +419,20 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX engram_sources_engram ON engram_sources (engram_id);
     `,
   },
+  {
+    version: 11,
+    name: 'turn-keys',
+    sql: `
+      -- The turns a session's Stop events counted, by the agent's id for the turn (Claude Code's prompt_id, Codex's
+      -- turn_id): one Stop handled twice (a hook that gave up on a busy server, answered by itself, while the server
+      -- still handled it) counts one turn.
+      CREATE TABLE session_turns (
+        session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        turn_key   TEXT NOT NULL,
+        PRIMARY KEY (session_id, turn_key)
+      ) WITHOUT ROWID;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

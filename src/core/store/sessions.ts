@@ -55,8 +55,11 @@ export interface SessionRepo {
    */
   upsert(sighting: SessionSighting): Session;
   get(id: string): Session | undefined;
-  /** Counts one finished turn (a Stop event). */
-  recordTurn(id: string, at: string): void;
+  /**
+   * Counts one finished turn (a Stop event). With the agent's `key` for the turn, a second Stop of the same turn counts
+   * nothing and returns false.
+   */
+  recordTurn(id: string, at: string, key?: string | null): boolean;
   /** Marks the session ended; a later SessionEnd (resume, then end again) overwrites the reason and time. */
   end(id: string, reason: string | null, at: string): void;
   /**
@@ -73,7 +76,7 @@ export interface SessionRepo {
   prompts(sessionId: string): UserPrompt[];
   /** Sessions with a transcript active at or after `since` (ISO), oldest first. */
   activeSince(since: string, limit: number): Session[];
-  counts(): { sessions: number; open_sessions: number; prompts: number; last_started_at: string | null };
+  counts(): { sessions: number; open_sessions: number; prompts: number; first_started_at: string | null; last_started_at: string | null };
 }
 
 /** Builds the session repository over a connection. */
@@ -94,6 +97,7 @@ export function createSessionRepo(db: Database): SessionRepo {
   const turnStmt = db.prepare(
     'UPDATE sessions SET turns = turns + 1, last_activity_at = max(last_activity_at, ?) WHERE id = ?',
   );
+  const turnKeyStmt = db.prepare('INSERT INTO session_turns (session_id, turn_key) VALUES (?, ?) ON CONFLICT DO NOTHING');
   const endStmt = db.prepare(
     'UPDATE sessions SET ended_at = ?, end_reason = ?, last_activity_at = max(last_activity_at, ?) WHERE id = ?',
   );
@@ -137,8 +141,10 @@ export function createSessionRepo(db: Database): SessionRepo {
       return getStmt.get(sighting.id) as Session;
     },
     get: (id) => getStmt.get(id),
-    recordTurn(id, at) {
+    recordTurn(id, at, key = null) {
+      if (key !== null && turnKeyStmt.run(id, key).changes === 0) return false;
       turnStmt.run(at, id);
+      return true;
     },
     end(id, reason, at) {
       endStmt.run(at, reason === null ? null : sanitizeText(reason).text, at, id);
@@ -163,9 +169,10 @@ export function createSessionRepo(db: Database): SessionRepo {
           `SELECT (SELECT count(*) FROM sessions) AS sessions,
                   (SELECT count(*) FROM sessions WHERE ended_at IS NULL) AS open_sessions,
                   (SELECT count(*) FROM user_prompts) AS prompts,
+                  (SELECT min(started_at) FROM sessions) AS first_started_at,
                   (SELECT max(started_at) FROM sessions) AS last_started_at`,
         )
-        .get() as { sessions: number; open_sessions: number; prompts: number; last_started_at: string | null };
+        .get() as { sessions: number; open_sessions: number; prompts: number; first_started_at: string | null; last_started_at: string | null };
     },
   };
 }

@@ -79,12 +79,12 @@ export function recordPrompt(
   });
 }
 
-/** Stop: counts a finished turn. */
-export function recordTurnEnd(store: Store, context: SessionContext, options: { now?: Clock } = {}): Session {
+/** Stop: counts a finished turn; `turnKey` (the agent's id for the turn) makes a repeat of the same Stop count once. */
+export function recordTurnEnd(store: Store, context: SessionContext, options: { now?: Clock; turnKey?: string | null } = {}): Session {
   const at = stamp(options.now);
   return store.write(() => {
     store.sessions.upsert(sighting(context, at, null));
-    store.sessions.recordTurn(context.sessionId, at);
+    store.sessions.recordTurn(context.sessionId, at, options.turnKey ?? null);
     return store.sessions.get(context.sessionId) as Session;
   });
 }

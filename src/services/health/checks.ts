@@ -1,18 +1,22 @@
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import {
+  loadEmbedder,
   loadSettings,
   loadSqlite,
   loadVectorExtension,
   openStore,
+  quietly,
   resolveEmbedder,
   SCHEMA_VERSION,
+  vectorModelId,
   type EngramEnv,
   type Settings,
 } from '../../core/index.js';
 import { checkInstall, readBootstrapState } from '../../../scripts/install-state.mjs';
 import { embeddingStatus } from '../recall/index.js';
 import { checkClaude, checkCodex } from './agents.js';
+import { installStatus } from './install.js';
 import { checkClaudeMcp, checkCodexMcp, checkMcpStarts } from './mcp.js';
 
 /** One line of `engram doctor`. */
@@ -100,39 +104,82 @@ function checkStore(settings: Settings): Check {
   }
 }
 
-function checkInstallFolder(root: string, home: string): Check {
-  const { ready, missing } = checkInstall(root);
+function checkInstallFolder(root: string, home: string, vars: Record<string, string | undefined>): Check {
+  const { ready, missing, runtime, expected } = checkInstall(root, { home, env: vars, link: false });
   const state = readBootstrapState(root, home);
-  if (ready) {
-    return { name: 'install', status: 'ok', detail: `${root}: dependencies, native addon and bundles present` };
+  // Another copy (the one the hooks run from) may still be bootstrapping while this one answers.
+  const others = installStatus(root, home, vars).bootstraps.filter((b) => b.status === 'running' && b.root !== root);
+  const elsewhere = others.length ? `; ${others.map((b) => `the hooks' copy in ${b.root} is still bootstrapping (since ${b.started_at})`).join('; ')}` : '';
+  if (ready && runtime) {
+    const where = runtime.kind === 'in-place' ? 'dependencies, native addon and bundles present' : `runs from ${runtime.dir}`;
+    return { name: 'install', status: others.length ? 'degraded' : 'ok', detail: `${root}: ${where}${elsewhere}` };
   }
   if (state?.status === 'running') {
-    return { name: 'install', status: 'degraded', detail: `${root}: first-run setup is running (since ${state.started_at})` };
+    return { name: 'install', status: 'degraded', detail: `${root}: first-run setup is running (since ${state.started_at}; building ${expected})` };
   }
   return {
     name: 'install',
     status: 'error',
     detail: `${root}: missing ${missing.join(', ')}${state?.status === 'failed' ? `; the last setup failed: ${state.error}` : ''}`,
-    fix: `cd ${root} && ./install.sh   (log: ${join(home, 'logs', 'bootstrap.log')})`,
+    // A source checkout finishes with ./install.sh; any other install folder builds its runtime with the bootstrap.
+    fix: existsSync(join(root, 'node_modules'))
+      ? `cd ${root} && ./install.sh   (log: ${join(home, 'logs', 'bootstrap.log')})`
+      : `node ${join(root, 'scripts', 'bootstrap.mjs')} --wait   (log: ${join(home, 'logs', 'bootstrap.log')})`,
   };
 }
 
+/** How long doctor waits for the embedder to load and embed one string (a cold transformers model: a few seconds). */
+export const EMBED_CHECK_TIMEOUT_MS = 30_000;
+
+/** Rejects after `ms` with a message naming what took too long; the work itself is left to finish or fail. */
+function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${Math.round(ms / 1000)} s`)), ms);
+    timer.unref?.();
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
 /**
- * The embedder recall would use (resolved from ENGRAM_EMBEDDER / ENGRAM_MODEL / ENGRAM_MODEL_DIR / config.json, without
- * loading it) and how many engrams have a current vector in its space. Without one, search still works on BM25;
- * this check is where the user learns that and how to fix it.
+ * The embedder recall would use (resolved from ENGRAM_EMBEDDER / ENGRAM_MODEL / ENGRAM_MODEL_DIR / config.json),
+ * loaded and made to embed one string — a model that resolves but does not load (a damaged download, a missing
+ * native backend) is not healthy — and how many engrams have a current vector in its space. Without one, search
+ * still works on BM25; this check is where the user learns that and how to fix it.
  */
-function checkEmbeddings(settings: Settings): Check {
+async function checkEmbeddings(settings: Settings, timeoutMs: number): Promise<Check> {
   const choice = resolveEmbedder(settings);
   if (!choice.spec) {
     const check: Check = { name: 'embeddings', status: 'degraded', detail: `${choice.reason}; search uses BM25 only` };
     if (settings.config.embed.provider !== 'none') check.fix = 'engram model pull';
     return check;
   }
+  const spec = choice.spec;
+  const model = vectorModelId(spec);
+  const started = performance.now();
+  let loaded: string;
+  try {
+    // Model libraries print diagnostics: doctor's stdout is its JSON report.
+    const vectors = await within(
+      quietly(async () => (await loadEmbedder(spec)).embed(['engram doctor: does the embedder embed?'])),
+      timeoutMs,
+      `loading ${model} and embedding one string`,
+    );
+    const vector = vectors[0];
+    if (!vector || vector.length === 0 || !vector.every(Number.isFinite)) throw new Error('it returned no usable vector');
+    loaded = `loads and embeds (${vector.length} dimensions, ${Math.round(performance.now() - started)} ms)`;
+  } catch (error) {
+    return {
+      name: 'embeddings',
+      status: 'degraded',
+      detail: `${model} (${choice.reason}) does not work: ${(error as Error).message}; search uses BM25 only`,
+      fix: spec.kind === 'transformers' ? `engram model pull ${spec.model}` : 'engram doctor --pretty (after reinstalling: ./install.sh)',
+    };
+  }
   const store = openStore({ path: settings.paths.db, busyTimeoutMs: settings.config.store.busy_timeout_ms });
   try {
     const status = embeddingStatus(store, settings);
-    const name = `${status.model} (${choice.reason}); quality: ${status.quality}`;
+    const name = `${status.model} (${choice.reason}) ${loaded}; quality: ${status.quality}`;
     if (status.pending > 0) {
       return {
         name: 'embeddings',
@@ -184,10 +231,12 @@ export interface DoctorOptions {
   cwd?: string;
   /** The process environment, to find a Codex CLI that can tell whether Engram's hooks are still trusted. */
   vars?: Record<string, string | undefined>;
+  /** How long the embedder may take to load and embed one string. @default {@link EMBED_CHECK_TIMEOUT_MS} */
+  embedTimeoutMs?: number;
 }
 
 /** Runs every check; each failure is reported, never thrown. */
-export function runDoctor(env: EngramEnv, options: DoctorOptions): DoctorReport {
+export async function runDoctor(env: EngramEnv, options: DoctorOptions): Promise<DoctorReport> {
   const checks: Check[] = [checkNode()];
   let settings: Settings | undefined;
   checks.push(
@@ -206,8 +255,8 @@ export function runDoctor(env: EngramEnv, options: DoctorOptions): DoctorReport 
     checks.push(attempt('sqlite', checkSqlite));
     checks.push(attempt('sqlite_vec', checkVectors));
     checks.push(attempt('store', () => checkStore(current)));
-    checks.push(attempt('install', () => checkInstallFolder(options.installRoot, current.paths.home)));
-    checks.push(attempt('embeddings', () => checkEmbeddings(current)));
+    checks.push(attempt('install', () => checkInstallFolder(options.installRoot, current.paths.home, options.vars ?? {})));
+    checks.push(await checkEmbeddings(current, options.embedTimeoutMs ?? EMBED_CHECK_TIMEOUT_MS).catch((error: unknown): Check => ({ name: 'embeddings', status: 'error', detail: (error as Error).message })));
     checks.push(attempt('claude', () => checkClaude(env, options)));
     checks.push(attempt('codex', () => checkCodex(env, options)));
     checks.push(attempt('claude_mcp', () => checkClaudeMcp(env, options)));

@@ -1,10 +1,12 @@
 import { existsSync } from 'node:fs';
+import { listBootstraps } from '../../../scripts/install-state.mjs';
 import { isEngramError, type Embedder, type EngramEnv, type Job, type JobKind, type LlmClient, type Logger, type Session, type Store } from '../../core/index.js';
 import { syncJournal, type GovernancePolicy } from '../governance/index.js';
-import { evaluateSession, extractSession, sessionSource } from '../learn/index.js';
+import { evaluateSession, extractSession, retryEvaluations, sessionSource } from '../learn/index.js';
 import { contextFilesOf, syncContext } from '../context/index.js';
 import { checkLiveness, loadTapes, momentSource } from '../provenance/index.js';
 import { ingestSessions, subagentTranscripts } from '../tape/index.js';
+import { catchUpSessions, type CatchUpReport } from './catch-up.js';
 
 /** What a job handler may use: the store, and the warm server's ability to embed what lacks vectors. */
 export interface JobContext {
@@ -45,9 +47,10 @@ const STALE_AFTER_MS = 10 * 60 * 1000;
 
 /**
  * `session-end`: what happens after an agent session ends, off the hook's clock. It makes sure the session has an
- * audit row (what the evaluator reads: env tags, repo, transcript), judges the engrams shown in it (once per session,
- * however often the job runs), and brings vectors up to date so the next session's searches need no catch-up. Tape
- * recording joins this job with the tapes release.
+ * audit row (what the evaluator reads: env tags, repo, transcript), records it as tapes, judges the engrams shown in
+ * it (once per session, however often the job runs), extracts new lessons, records the sessions of the same project
+ * that its hooks never saw (catch-up.ts: they ran while the install was bootstrapping), and brings vectors up to date
+ * so the next session's searches need no catch-up.
  */
 const sessionEnd: JobHandler = async (job, context) => {
   const { store } = context;
@@ -70,11 +73,51 @@ const sessionEnd: JobHandler = async (job, context) => {
     liveness = livenessAfterSession(context, session);
     contextFiles = contextAfterSession(context, session);
   }
+  const caughtUp = session ? catchUpAfterSession(context, session) : null;
   const embedded = context.embedPending ? await context.embedPending() : 0;
   // Audit rows written inside the evaluator's transactions (automatic pins) reach audit.jsonl now.
   syncJournal(store);
-  return { session: session?.id ?? null, shown: session ? store.activity.shown(session.id).length : 0, tapes, evaluation, extraction, liveness, context_files: contextFiles, embedded };
+  return {
+    session: session?.id ?? null,
+    shown: session ? store.activity.shown(session.id).length : 0,
+    tapes,
+    evaluation,
+    extraction,
+    liveness,
+    context_files: contextFiles,
+    ...(caughtUp && caughtUp.sessions.length > 0 ? { caught_up: caughtUp.sessions.map((s) => s.id) } : {}),
+    embedded,
+  };
 };
+
+/**
+ * When Engram arrived in this home: the first bootstrap recorded, or the first session, whichever is older. Null
+ * when neither exists (nothing to catch up from).
+ */
+function engramSince(store: Store, home: string): string | null {
+  const times = [store.sessions.counts().first_started_at, ...listBootstraps(home).map((state) => state.started_at)].filter(
+    (at): at is string => typeof at === 'string' && !Number.isNaN(Date.parse(at)),
+  );
+  return times.length ? times.reduce((a, b) => (Date.parse(a) <= Date.parse(b) ? a : b)) : null;
+}
+
+/** Sessions of this project and agent the hooks never saw, recorded with their own queued jobs. Never throws. */
+function catchUpAfterSession(context: JobContext, session: Session): CatchUpReport | null {
+  const cwd = session.cwd ?? session.repo_root;
+  if (!context.env || !cwd || !existsSync(cwd)) return null;
+  try {
+    const since = engramSince(context.store, context.env.home);
+    if (!since) return null;
+    const report = catchUpSessions(context.store, { cwd, agent: session.agent, env: context.env, since, except: session.id, now: context.now, log: context.log });
+    if (report.sessions.length > 0) {
+      context.log.info('recorded sessions the hooks missed', { sessions: report.sessions.map((s) => s.id), remaining: report.remaining });
+    }
+    return report;
+  } catch (error) {
+    context.log.warn('catch-up of missed sessions failed', { session: session.id, error: isEngramError(error) ? error.message : String(error) });
+    return null;
+  }
+}
 
 /**
  * The session as tapes (its transcript and its subagents' files), through ingest: its cursors make a second run for
@@ -187,7 +230,8 @@ export function queueAbandonedSessions(store: Store, now: Date, quietMs = ABANDO
 export const JOB_HANDLERS: Record<JobKind, JobHandler> = { 'session-end': sessionEnd };
 
 /** Runs pending jobs one at a time until none is left (or `limit` ran). Each is claimed in a write transaction, so
- * two servers never run the same job. A failing job is marked failed with its error and never retried in a loop. */
+ * two servers never run the same job. A failing job is marked failed with its error and never retried in a loop.
+ * Then retries a few evaluations that failed earlier (an unusable answer, a failing model) within the LLM caps. */
 export async function runPendingJobs(context: JobContext, options: { limit?: number } = {}): Promise<{ ran: number; failed: number }> {
   let ran = 0;
   let failed = 0;
@@ -210,6 +254,14 @@ export async function runPendingJobs(context: JobContext, options: { limit?: num
       context.log.error('job failed', { job: job.id, kind: job.kind, error });
       failed++;
     }
+  }
+  try {
+    const retried = await retryEvaluations(context.store, { llm: context.llm ?? null, now: context.now, log: context.log });
+    if (retried.length > 0) {
+      context.log.info('retried evaluations', { sessions: retried.map((report) => ({ session: report.session_id, outcome: report.outcome })) });
+    }
+  } catch (error) {
+    context.log.warn('evaluation retries failed', { error });
   }
   return { ran, failed };
 }

@@ -9,6 +9,7 @@ import {
   type Logger,
   type Store,
   type Transcript,
+  UNUSABLE_ANSWER,
 } from '../../core/index.js';
 import { applyJudgement } from './apply.js';
 import { excerptAround } from './conversation.js';
@@ -90,8 +91,8 @@ export async function evaluateSession(
   const state = store.activity.evaluation(sessionId);
   const already = new Set(store.activity.judgements(sessionId).filter((j) => j.source === 'evaluation').map((j) => j.engram_id));
   const shown = store.activity.shown(sessionId).filter((row) => !already.has(row.engram_id)).slice(0, EVALUATION.maxEngrams);
-  const finish = (outcome: 'completed' | 'skipped' | 'failed', error: string | null): EvaluationReport => {
-    store.write(() => store.activity.finishEvaluation(sessionId, outcome, error, now().toISOString()));
+  const finish = (outcome: 'completed' | 'skipped' | 'failed', error: string | null, refundAttempt = false): EvaluationReport => {
+    store.write(() => store.activity.finishEvaluation(sessionId, outcome, error, now().toISOString(), refundAttempt));
     return { ...report, outcome, error };
   };
   if (shown.length === 0) return finish(already.size > 0 ? 'completed' : 'skipped', already.size > 0 ? null : 'nothing was shown');
@@ -114,6 +115,8 @@ export async function evaluateSession(
     options.log?.warn('transcript unreadable; judging without it', { session: sessionId, error });
   }
 
+  /** Engrams whose answer was unusable this time: no judgement is stored, so the next attempt asks again. */
+  const unusable: number[] = [];
   for (const row of shown) {
     const engram = store.engrams.get(row.engram_id);
     if (!engram || engram.deleted_at !== null) continue;
@@ -132,11 +135,17 @@ export async function evaluateSession(
       answer = scoreFromAnswer(response.text, excerpt);
       judgedBy = response.model ?? response.provider;
     } catch (error) {
-      // A spent budget or a failing model: what was judged stays judged; the rest is retried later.
-      return finish('failed', isEngramError(error) ? `${error.code}: ${error.message}` : String(error));
+      // A spent budget or a failing model: what was judged stays judged; the rest is retried later. A spent *daily*
+      // budget gives the attempt back: the session did nothing wrong, and tomorrow's drain has budget again.
+      const daily = isEngramError(error, 'LLM_BUDGET') && String((error.details as { cap?: string } | undefined)?.cap ?? '').endsWith('_per_day');
+      return finish('failed', isEngramError(error) ? `${error.code}: ${error.message}` : String(error), daily);
     }
     if (!answer) {
-      options.log?.warn('unusable evaluation answer; recorded as no judgement', { session: sessionId, engram: engram.id });
+      // Not stored as a judgement (it would count as judged and never be asked again): the next drain retries it.
+      options.log?.warn('unusable evaluation answer; retried at the next drain', { session: sessionId, engram: engram.id });
+      unusable.push(engram.id);
+      report.judged.push({ engram_id: engram.id, score: null, evidence: null, matched: false, pin: null });
+      continue;
     }
     const at = now().toISOString();
     const tags = state?.env_tags ?? [];
@@ -145,22 +154,23 @@ export async function evaluateSession(
         session_id: sessionId,
         engram_id: engram.id,
         source: 'evaluation',
-        score: answer?.score ?? null,
-        evidence: answer?.evidence ?? null,
+        score: answer.score,
+        evidence: answer.evidence,
         judged_by: judgedBy,
         at,
       });
-      if (!inserted || !answer || answer.score === 0) return null;
+      if (!inserted || answer.score === 0) return null;
       return applyJudgement(store, { engramId: engram.id, score: answer.score, tags, repo: state?.repo ?? null, source: 'evaluation', at });
     });
     report.judged.push({
       engram_id: engram.id,
-      score: answer?.score ?? null,
-      evidence: answer?.evidence ?? null,
+      score: answer.score,
+      evidence: answer.evidence,
       matched: result?.matched ?? false,
       pin: result?.pin ? `${result.pin.action} (${result.pin.reason})` : null,
     });
   }
+  if (unusable.length > 0) return finish('failed', `${UNUSABLE_ANSWER} for ${unusable.map((id) => `EG#${id}`).join(', ')}; asked again at the next drain`);
   return finish('completed', null);
 }
 
@@ -170,6 +180,32 @@ export function evaluationStatus(store: Store, sessionId?: string) {
   const state = store.activity.evaluation(sessionId);
   if (!state) throw new EngramError('NOT_FOUND', `no evaluation record for session '${sessionId}' (it showed nothing, or never ended)`);
   return { counts: store.activity.evaluationCounts(), session: state, judgements: store.activity.judgements(sessionId) };
+}
+
+/** Evaluations one drain retries at most: each costs LLM calls, and the caps in core/llm bound the day. */
+export const RETRIES_PER_DRAIN = 5;
+/** An evaluation `running` longer than this was abandoned by a process that died. */
+const STALE_EVALUATION_MS = 10 * 60 * 1000;
+
+/**
+ * Retries evaluations that failed (an unusable answer, a failing model, a spent budget) and have attempts left, at
+ * most {@link RETRIES_PER_DRAIN} per call: the job runner calls this after every drain. Nothing without an LLM.
+ */
+export async function retryEvaluations(
+  store: Store,
+  options: { llm: LlmClient | null; now?: () => Date; log?: Logger; limit?: number },
+): Promise<EvaluationReport[]> {
+  if (!options.llm || options.llm.provider === 'none') return [];
+  const now = options.now ?? (() => new Date());
+  const staleBefore = new Date(now().getTime() - STALE_EVALUATION_MS).toISOString();
+  const reports: EvaluationReport[] = [];
+  for (const sessionId of store.activity.retryableEvaluations(EVALUATION.maxAttempts, staleBefore, options.limit ?? RETRIES_PER_DRAIN)) {
+    const report = await evaluateSession(store, sessionId, options);
+    reports.push(report);
+    // A spent budget stops this drain's retries; they continue at a later one.
+    if (report.error?.startsWith('LLM_BUDGET')) break;
+  }
+  return reports;
 }
 
 /** `engram eval run`: evaluates one session, or every session still waiting, now (in this process). */

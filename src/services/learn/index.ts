@@ -12,7 +12,7 @@ export { applyJudgement } from './apply.js';
 export type { Judgement, JudgementResult, RelevanceChange } from './apply.js';
 export { recordFeedback } from './feedback.js';
 export type { FeedbackOptions, FeedbackResult } from './feedback.js';
-export { evaluateSession, evaluatePending, evaluationStatus, scoreFromAnswer, EVALUATION } from './evaluate.js';
+export { evaluateSession, evaluatePending, evaluationStatus, retryEvaluations, scoreFromAnswer, EVALUATION } from './evaluate.js';
 export type { EvaluationReport } from './evaluate.js';
 export { extractSession, extractSessions, sessionSource, inferPrerequisites } from './extract.js';
 export type { ExtractionReport, ExtractionSource, LessonOutcome, ExtractOptions } from './extract.js';

@@ -54,6 +54,12 @@ export const MetaEventSchema = z
     coverage: CoverageSchema.optional(),
     /** The tape this one continues (a growing session recorded again): its id. */
     previous_tape: z.string().nullable().optional(),
+    /**
+     * The transcript lines this tape's events come from (1-based, inclusive; lines before the first are read as
+     * context only). With it, ingest continues a session from its tapes when its cursor is lost, instead of recording
+     * the same moments again. Absent in tapes written before it was added.
+     */
+    lines: RangeSchema.optional(),
     /** For `compaction`: the summary the agent carried over, when the transcript has it. */
     summary: z.string().nullable().optional(),
   })

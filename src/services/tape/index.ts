@@ -42,7 +42,7 @@ export {
 export type { WrittenTape, TapeFile, TapeSummary, GcReport } from './store.js';
 export { recordTranscript, subagentTranscripts } from './record.js';
 export type { RecordOptions, RecordResult, RecordedTape } from './record.js';
-export { ingestSessions, claudeProjectFolderName, discoverTranscripts } from './ingest.js';
+export { ingestSessions, claudeProjectFolderName, discoverTranscripts, repositoryMatch } from './ingest.js';
 export type { IngestOptions, IngestReport, IngestSource, SessionMatch } from './ingest.js';
 export { fingerprints, fingerprintSet, anchorsForText, tokenize, jaccard, containment } from './fingerprint.js';
 export type { Fingerprint, SpanAnchor, Token } from './fingerprint.js';

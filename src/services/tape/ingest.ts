@@ -4,10 +4,10 @@ import { dirname, join, resolve, sep } from 'node:path';
 import * as z from 'zod';
 import { EngramError, homePaths, isEngramError, type EngramEnv } from '../../core/index.js';
 import { adaptTranscript, detectHarness } from './adapters/index.js';
-import { HarnessSchema, type Coverage, type Harness } from './events.js';
+import { HarnessSchema, RangeSchema, type Coverage, type Harness, type MetaEvent } from './events.js';
 import { tapeLocation } from './location.js';
 import { subagentTranscripts } from './record.js';
-import { writeTape } from './store.js';
+import { listTapes, readTapeMeta, writeTape } from './store.js';
 
 /**
  * Incremental ingest: finds this repository's sessions in the agents' log folders and turns what is new in each
@@ -15,6 +15,11 @@ import { writeTape } from './store.js';
  * consumed, a hash of those bytes, and the last tape, so a second run adds nothing and a grown transcript yields a
  * tape of only its new lines whose meta names the previous tape. A line without its final `\n` is still being written
  * and waits for the next run.
+ *
+ * The cursors are a cache (the cache folder is documented as rebuildable): without one, ingest continues a transcript
+ * from the tapes themselves — each tape's meta says which session (and subagent file) it holds and which transcript
+ * lines — so a lost cache never records the same moments twice. `<cache>/tape-spans.json` remembers those metas by
+ * tape id (derived too: rebuilt from the tapes' first events).
  */
 
 export interface IngestOptions {
@@ -225,7 +230,7 @@ export interface SessionMatch {
 }
 
 /** The sessions of one repository: started in it or in a folder inside it. */
-const repositoryMatch = (root: string): SessionMatch => {
+export const repositoryMatch = (root: string): SessionMatch => {
   const encoded = claudeProjectFolderName(root);
   return {
     cwd: (cwd) => inside(root, resolve(cwd)),
@@ -289,12 +294,100 @@ export function discoverTranscripts(options: {
   return found;
 }
 
-/** Ingests one transcript from its cursor. */
+/** A tape's bookkeeping, from its meta event: which transcript of which session, and which of its lines. */
+const TapeSpanSchema = z.object({
+  harness: HarnessSchema,
+  session_id: z.string(),
+  /** The subagent file's agent id (Claude Code `subagents/`), null for a main transcript. */
+  agent: z.string().nullable(),
+  /** Null for a tape written before tapes carried their lines. */
+  lines: RangeSchema.nullable(),
+});
+const TapeSpansFileSchema = z.record(z.string(), TapeSpanSchema.nullable());
+
+const spanKey = (harness: Harness, sessionId: string, agent: string | null): string => `${harness}\u0000${sessionId}\u0000${agent ?? ''}`;
+
+/**
+ * The sessions the tapes of one folder hold, and how far each transcript is recorded: what ingest continues from when a
+ * transcript has no cursor. Loaded once per ingest run, on first need; tapes it has not seen are read up to their
+ * first event.
+ */
+class TapeSpans {
+  private spans: Record<string, z.infer<typeof TapeSpanSchema> | null> | null = null;
+  private changed = false;
+
+  constructor(private readonly dirs: { tapes_dir: string; cache_dir: string }) {}
+
+  private file(): string {
+    return join(this.dirs.cache_dir, 'tape-spans.json');
+  }
+
+  private load(): Record<string, z.infer<typeof TapeSpanSchema> | null> {
+    if (this.spans) return this.spans;
+    let known: Record<string, z.infer<typeof TapeSpanSchema> | null> = {};
+    try {
+      const parsed = TapeSpansFileSchema.safeParse(JSON.parse(readFileSync(this.file(), 'utf8')));
+      if (parsed.success) known = parsed.data;
+    } catch {
+      // Absent or damaged: rebuilt from the tapes.
+    }
+    const spans: Record<string, z.infer<typeof TapeSpanSchema> | null> = {};
+    for (const tape of listTapes(this.dirs.tapes_dir)) {
+      if (tape.tape_id in known) {
+        spans[tape.tape_id] = known[tape.tape_id] ?? null;
+      } else {
+        spans[tape.tape_id] = spanOf(readTapeMeta(tape.path));
+        this.changed = true;
+      }
+    }
+    if (Object.keys(known).some((id) => !(id in spans))) this.changed = true;
+    this.spans = spans;
+    return spans;
+  }
+
+  /** The tape that recorded the furthest line of this transcript, or null (none, or only tapes without lines). */
+  furthest(harness: Harness, sessionId: string, agent: string | null): { tape_id: string; end: number } | null {
+    const key = spanKey(harness, sessionId, agent);
+    let best: { tape_id: string; end: number } | null = null;
+    for (const [tapeId, span] of Object.entries(this.load())) {
+      if (!span?.lines || spanKey(span.harness, span.session_id, span.agent) !== key) continue;
+      if (!best || span.lines[1] > best.end) best = { tape_id: tapeId, end: span.lines[1] };
+    }
+    return best;
+  }
+
+  /** A tape just written (or found written) by this run. */
+  add(tapeId: string, meta: MetaEvent | undefined): void {
+    if (!this.spans) return; // Not loaded: the next load reads it from the folder.
+    this.spans[tapeId] = spanOf(meta ?? null);
+    this.changed = true;
+  }
+
+  save(): void {
+    if (!this.changed || !this.spans) return;
+    try {
+      mkdirSync(this.dirs.cache_dir, { recursive: true });
+      const temporary = `${this.file()}.${process.pid}.tmp`;
+      writeFileSync(temporary, JSON.stringify(this.spans));
+      renameSync(temporary, this.file());
+    } catch {
+      // Unwritable: the tapes are read again next time, nothing else.
+    }
+  }
+}
+
+function spanOf(meta: MetaEvent | null): z.infer<typeof TapeSpanSchema> | null {
+  if (!meta) return null;
+  return { harness: meta.source.harness, session_id: meta.source.session_id, agent: meta.agent ?? null, lines: meta.lines ?? null };
+}
+
+/** Ingests one transcript from its cursor, or, without one, from the tapes that already hold part of it. */
 async function ingestSource(
   path: string,
   harnessHint: Harness | null,
   dirs: { tapes_dir: string; cache_dir: string },
   strict: boolean,
+  spans: TapeSpans,
 ): Promise<IngestSource> {
   let bytes: Buffer;
   let stat: { size: number; mtimeMs: number };
@@ -314,6 +407,7 @@ async function ingestSource(
   const complete = bytes.subarray(0, bytes.lastIndexOf(10) + 1);
   const text = complete.toString('utf8');
   const harness = harnessHint ?? detectHarness(text);
+  const cursorLost = cursor === null;
   if (cursor && (cursor.bytes > complete.length || createHash('sha256').update(complete.subarray(0, cursor.bytes)).digest('hex') !== cursor.prefix_sha256)) {
     cursor = null; // Rewritten or replaced: read it again from the start.
   }
@@ -321,28 +415,42 @@ async function ingestSource(
   if (cursor && cursor.bytes === complete.length) return base;
 
   const totalLines = text === '' ? 0 : text.split('\n').length - 1;
-  const fromLine = cursor?.lines ?? 0;
+  let fromLine = cursor?.lines ?? 0;
+  let previousTape = cursor?.last_tape_id ?? null;
   const source: IngestSource = { ...base, new_lines: totalLines - fromLine };
   if (totalLines === 0) return source;
   let adapted;
   try {
     // Without a hint or a recognisable line, adaptTranscript refuses the text (INVALID_INPUT), reported below.
-    adapted = adaptTranscript(text, { ...(harness ? { harness } : {}), strict, fromLine, previousTape: cursor?.last_tape_id ?? null });
+    adapted = adaptTranscript(text, { ...(harness ? { harness } : {}), strict, fromLine, previousTape });
+    if (cursorLost) {
+      // No cursor (a new transcript, or a lost cache): the tapes say how far this transcript is recorded already.
+      const meta = adapted.events[0]?.k === 'meta' ? adapted.events[0] : undefined;
+      const recorded = spans.furthest(adapted.harness, adapted.session_id, meta?.agent ?? null);
+      if (recorded && recorded.end <= totalLines) {
+        fromLine = recorded.end;
+        previousTape = recorded.tape_id;
+        source.new_lines = totalLines - fromLine;
+        adapted = adaptTranscript(text, { harness: adapted.harness, strict, fromLine, previousTape });
+      }
+    }
   } catch (error) {
     if (!isEngramError(error, 'UNSUPPORTED_VERSION', 'INVALID_INPUT')) throw error;
     return { ...source, status: 'error', error: { code: error.code, message: error.message } };
   }
   source.session_id = adapted.session_id;
   source.coverage = adapted.coverage;
-  let lastTapeId = cursor?.last_tape_id ?? null;
-  // A tape of nothing but its meta event says nothing: the new lines were hook chatter or token counts.
+  let lastTapeId = previousTape;
+  // A tape of nothing but its meta event says nothing: the new lines were hook chatter or token counts (or, without a
+  // cursor, everything was on tape already).
   if (adapted.events.length <= 1) {
-    source.status = 'empty';
+    source.status = fromLine === totalLines ? 'unchanged' : 'empty';
   } else {
     const written = await writeTape(dirs.tapes_dir, adapted.events);
     source.tape_id = written.tape_id;
     source.status = written.written ? 'written' : 'existing';
     lastTapeId = written.tape_id;
+    spans.add(written.tape_id, adapted.events[0]?.k === 'meta' ? adapted.events[0] : undefined);
   }
   writeCursor(dirs.cache_dir, {
     path,
@@ -364,18 +472,18 @@ async function ingestSource(
  */
 export async function ingestSessions(options: IngestOptions): Promise<IngestReport> {
   const location = tapeLocation(options.cwd, options.env.home);
-  const candidates: Array<{ path: string; harness: Harness | null }> = [];
-  if (options.file !== undefined) {
-    candidates.push({ path: resolve(options.cwd, options.file), harness: options.agent ?? null });
-  } else {
-    const cache = new CwdCache(join(homePaths(options.env.home).cache, 'discovery.json'));
-    for (const found of discoverTranscripts({ env: options.env, match: repositoryMatch(location.root), ...(options.agent ? { agent: options.agent } : {}) })) {
-      candidates.push(found);
-    }
-  }
+  const candidates: Array<{ path: string; harness: Harness | null }> =
+    options.file !== undefined
+      ? [{ path: resolve(options.cwd, options.file), harness: options.agent ?? null }]
+      : discoverTranscripts({ env: options.env, match: repositoryMatch(location.root), ...(options.agent ? { agent: options.agent } : {}) });
   const sources: IngestSource[] = [];
-  for (const candidate of candidates) {
-    sources.push(await ingestSource(candidate.path, candidate.harness, location, options.strict ?? false));
+  const spans = new TapeSpans(location);
+  try {
+    for (const candidate of candidates) {
+      sources.push(await ingestSource(candidate.path, candidate.harness, location, options.strict ?? false, spans));
+    }
+  } finally {
+    spans.save();
   }
   return {
     root: location.root,

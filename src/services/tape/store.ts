@@ -1,9 +1,24 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, linkSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  fstatSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
-import { decompress } from 'fzstd';
+import { Decompress, decompress } from 'fzstd';
 import { EngramError, redactDeep } from '../../core/index.js';
-import { TapeEventSchema, type LoadedTape, type TapeEvent } from './events.js';
+import { MetaEventSchema, TapeEventSchema, type LoadedTape, type MetaEvent, type TapeEvent } from './events.js';
 
 /**
  * The tape store: JSONL (one event per line, keys in schema order), zstd-compressed, content-addressed, write-once.
@@ -146,6 +161,37 @@ export function readTapeText(path: string): string {
     throw new EngramError('INVALID_INPUT', `tape ${path} is corrupt: its content does not hash to its id`, { details: { tape_id: tapeId } });
   }
   return text;
+}
+
+/** How much of a tape file {@link readTapeMeta} reads first: a meta event is well under 1 KB compressed. */
+const HEAD_BYTES = 64 * 1024;
+
+/**
+ * A tape's first event (its meta), decompressing only the start of the file; null when the file is not a readable
+ * tape or does not start with a valid meta event. The content hash is not checked (that needs the whole tape):
+ * callers use this for bookkeeping (which session a tape holds), never as evidence.
+ */
+export function readTapeMeta(path: string): MetaEvent | null {
+  try {
+    const fd = openSync(path, 'r');
+    let text = '';
+    try {
+      const size = fstatSync(fd).size;
+      const head = Buffer.alloc(Math.min(size, HEAD_BYTES));
+      readSync(fd, head, 0, head.length, 0);
+      const chunks: Uint8Array[] = [];
+      const stream = new Decompress((chunk) => chunks.push(chunk));
+      stream.push(head, head.length === size);
+      text = Buffer.concat(chunks).toString('utf8');
+    } finally {
+      closeSync(fd);
+    }
+    if (!text.includes('\n')) text = readTapeText(path); // a first event longer than the head: read it all
+    const parsed = MetaEventSchema.safeParse(JSON.parse(text.slice(0, text.indexOf('\n'))));
+    return parsed.success ? parsed.data : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Reads and validates a tape. */

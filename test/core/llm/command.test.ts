@@ -69,11 +69,9 @@ describe('command provider', () => {
     async () => {
       const pidFile = join(tempDir(), 'pids.json');
       const client = commandClient(['hang', pidFile], { timeout_ms: 1_000 });
-      const started = Date.now();
       const error = await rejection(client.complete({ prompt: 'hi', purpose: 'evaluate' }));
       expect(error.code).toBe('LLM_FAILED');
       expect(error.message).toContain('did not finish within 1000 ms');
-      expect(Date.now() - started).toBeLessThan(8_000);
       expect(existsSync(pidFile)).toBe(true);
       const pids = JSON.parse(readFileSync(pidFile, 'utf8')) as number[];
       expect(pids).toHaveLength(2);

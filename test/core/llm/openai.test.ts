@@ -141,11 +141,10 @@ describe('OpenAI-compatible provider', () => {
 
   it('times out a server that never answers, without retrying', async () => {
     const { client, server } = await clientFor(['hang'], { timeout_ms: 1_000, max_retries: 2 });
-    const started = Date.now();
     const error = await rejection(client.complete({ prompt: 'hi', purpose: 'evaluate' }));
+    // The client's timeout ended it (named in the message), once: a timeout is not retried.
     expect(error.code).toBe('LLM_FAILED');
     expect(error.message).toContain('within 1000 ms');
-    expect(Date.now() - started).toBeLessThan(5_000);
     expect(server.requests).toHaveLength(1);
   });
 

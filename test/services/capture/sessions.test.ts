@@ -38,6 +38,24 @@ describe('session capture', () => {
     expect(store.sessions.prompts('sess-1').map((p) => p.content)).toEqual(['Fix the login bug']);
   });
 
+  it('counts a turn once however often its Stop is handled (the same prompt_id / turn_id), each turn without an id', () => {
+    const store = tempStore();
+    const ctx = context('/tmp');
+    // A hook that gave up on a busy server answers by itself while the server may still handle the same Stop.
+    recordTurnEnd(store, ctx, { turnKey: 'prompt-1' });
+    recordTurnEnd(store, ctx, { turnKey: 'prompt-1' });
+    expect(store.sessions.get('sess-1')?.turns).toBe(1);
+    recordTurnEnd(store, ctx, { turnKey: 'prompt-2' });
+    expect(store.sessions.get('sess-1')?.turns).toBe(2);
+    // An agent that sends no id for its turns: every Stop counts.
+    recordTurnEnd(store, ctx);
+    recordTurnEnd(store, ctx, { turnKey: null });
+    expect(store.sessions.get('sess-1')?.turns).toBe(4);
+    // Another session's turn with the same id is its own.
+    recordTurnEnd(store, { ...ctx, sessionId: 'sess-2' }, { turnKey: 'prompt-1' });
+    expect(store.sessions.get('sess-2')?.turns).toBe(1);
+  });
+
   it('creates the session on first sight even when SessionStart was missed', () => {
     const store = tempStore();
     recordPrompt(store, context('/tmp'), { text: 'hello', key: null });

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createLlmClient, createLogger, type Store } from '../../../src/core/index.js';
-import { addEngram, evaluateSession, queueSessionEndWork, recordSessionStart, runPendingJobs, scoreFromAnswer } from '../../../src/services/index.js';
+import { addEngram, evaluateSession, queueSessionEndWork, recordSessionStart, runPendingJobs, scoreFromAnswer, storeStatus } from '../../../src/services/index.js';
 import { completion, fakeOpenAi, llmSettings } from '../../core/llm/_fakes.js';
 import { tempDir, tempStore } from '../../_helpers.js';
 
@@ -72,6 +72,43 @@ describe('evaluateSession', () => {
     expect(scoreFromAnswer('```json\n{"score": -2}\n```', '')).toEqual({ score: -2, evidence: null });
     expect(scoreFromAnswer('{"score": 9, "evidence": "the excerpt text"}', 'in the excerpt text here')).toEqual({ score: 3, evidence: 'the excerpt text' });
     expect(scoreFromAnswer('no idea', '')).toBeNull();
+  });
+
+  it('an unusable answer is not stored as a judgement: the next drain asks again, within the LLM budget, and engram status counts it', async () => {
+    const store = tempStore();
+    const { engramId } = session(store);
+    const server = await fakeOpenAi([completion('I think it helped a bit?'), completion('{"score": 2, "evidence": "starting docker compose up -d db"}')]);
+    const llm = createLlmClient(llmSettings({ base_url: server.baseUrl, model: 'judge' }), { store });
+    const first = await evaluateSession(store, 's1', { llm });
+    expect(first).toMatchObject({ outcome: 'failed', error: expect.stringContaining(`unusable answer for EG#${engramId}`) });
+    expect(store.activity.judgements('s1')).toEqual([]);
+    expect(relevance(store, engramId)).toEqual({});
+    const status = () => storeStatus(store, llmSettings({})).evaluations;
+    expect(status()).toMatchObject({ completed: 0, retrying: 1, gave_up: 0, unusable_answer: 1 });
+
+    // The next drain (a session ending, a queued job) retries it.
+    const log = createLogger({ dir: tempDir(), name: 'jobs' });
+    expect(await runPendingJobs({ store, log, now: () => new Date(), llm })).toEqual({ ran: 0, failed: 0 });
+    expect(server.requests).toHaveLength(2);
+    expect(store.activity.judgements('s1')).toEqual([expect.objectContaining({ engram_id: engramId, score: 2 })]);
+    expect(store.activity.evaluation('s1')).toMatchObject({ eval_status: 'completed', eval_attempts: 2 });
+    expect(status()).toMatchObject({ completed: 1, retrying: 0, unusable_answer: 0 });
+    // Judged now: a later drain asks nothing more.
+    await runPendingJobs({ store, log, now: () => new Date(), llm });
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('a spent daily LLM budget does not use up the retries of an evaluation', async () => {
+    const store = tempStore();
+    session(store);
+    const server = await fakeOpenAi([completion('not JSON at all')]);
+    const llm = createLlmClient(llmSettings({ base_url: server.baseUrl, model: 'judge', max_calls_per_day: 1 }), { store });
+    expect((await evaluateSession(store, 's1', { llm })).outcome).toBe('failed');
+    const log = createLogger({ dir: tempDir(), name: 'jobs' });
+    for (let drain = 0; drain < 4; drain++) await runPendingJobs({ store, log, now: () => new Date(), llm });
+    // One call was allowed today; the drains were refused by the cap before calling, and the session keeps its retries.
+    expect(server.requests).toHaveLength(1);
+    expect(store.activity.evaluation('s1')).toMatchObject({ eval_status: 'failed', eval_attempts: 1, eval_error: expect.stringContaining('max_calls_per_day') });
   });
 
   it('without an LLM judges nothing, changes no statistics, and says so', async () => {

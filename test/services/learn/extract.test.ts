@@ -21,7 +21,7 @@ import {
   type ExtractionSource,
 } from '../../../src/services/index.js';
 import { completion, fakeOpenAi, llmSettings, type Reply, type SeenRequest } from '../../core/llm/_fakes.js';
-import { HAS_MODELS, MODELS_DIR, SHARED, tempDir, tempStore } from '../../_helpers.js';
+import { hasModels, MODELS_DIR, SHARED, tempDir, tempStore } from '../../_helpers.js';
 
 const FIXTURES = join(SHARED, 'fixtures', 'transcripts');
 
@@ -314,7 +314,7 @@ describe('extraction robustness', () => {
   });
 });
 
-describe.skipIf(!HAS_MODELS)('extraction with a real embedding model', () => {
+describe.skipIf(!hasModels('static-use-256'))('extraction with a real embedding model', () => {
   it('stores the vector of a new lesson and merges a restatement by meaning', async () => {
     const store = tempStore();
     const settings = llmSettings({}, { ENGRAM_MODEL_DIR: MODELS_DIR, ENGRAM_MODEL: 'static-use-256' });

@@ -82,12 +82,11 @@ describe('engram hooks trust --agent codex', () => {
   it('gives up on an app-server that does not answer, and leaves no process behind', async () => {
     const m = machine('silent');
     await installHooks({ agent: 'codex', env: m.env, cwd: m.home, installRoot: installRoot() });
-    const started = Date.now();
+    // The configured timeout is what ended the wait (its value is in the message); the test's own timeout guards a hang.
     await expect(trustHooks({ agent: 'codex', env: m.env, cwd: m.home, vars: m.vars, timeoutMs: 800 })).rejects.toMatchObject({
       code: 'IO',
-      message: expect.stringContaining('did not answer'),
+      message: expect.stringContaining('did not answer within 0.8 s'),
     });
-    expect(Date.now() - started).toBeLessThan(5000);
     const pid = Number(readFileSync(join(m.codexHome, 'fake-codex.pid'), 'utf8'));
     expect(isRunning(pid)).toBe(false);
   });
@@ -101,9 +100,9 @@ describe("doctor's synchronous app-server listing", () => {
     expect(listing.hooks.map((hook) => hook.event)).toContain('SessionStart');
 
     const silent = machine('silent');
-    const started = Date.now();
-    expect(() => listCodexHooksSync({ codexBin: silent.codex, env: silent.env, vars: silent.vars, cwd: silent.home, timeoutMs: 600 })).toThrow(/did not answer/);
-    expect(Date.now() - started).toBeLessThan(4000);
+    expect(() => listCodexHooksSync({ codexBin: silent.codex, env: silent.env, vars: silent.vars, cwd: silent.home, timeoutMs: 600 })).toThrow(
+      /did not answer within 0\.6 s/,
+    );
     const pid = Number(readFileSync(join(silent.codexHome, 'fake-codex.pid'), 'utf8'));
     expect(isRunning(pid)).toBe(false);
   });

@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readEnv } from '../../../src/core/index.js';
@@ -124,6 +124,33 @@ describe('ingest', () => {
     expect(readdirSync(tapesDir).sort()).toEqual(files);
   });
 
+  it('continues a session recorded in parts from its tapes when the cursors are lost: no tape records the same moments twice', async () => {
+    const w = world({ claudeLines: 30 });
+    const location = () => tapeLocation(w.repo, w.env.home);
+    const tapeCount = () => listTapes(location().tapes_dir).length;
+    await ingestSessions({ cwd: w.repo, env: w.env });
+    appendFileSync(w.claudePath, `${w.claudeLines.slice(30).join('\n')}\n`);
+    const second = await ingestSessions({ cwd: w.repo, env: w.env });
+    const grown = second.sources.find((source) => source.path === w.claudePath)?.tape_id as string;
+    const before = tapeCount(); // main transcript in two parts, its subagent, the Codex session
+    expect(before).toBe(4);
+    // The cache (cursors, remembered tape spans) is documented as rebuildable: it goes.
+    rmSync(location().cache_dir, { recursive: true, force: true });
+    const again = await ingestSessions({ cwd: w.repo, env: w.env });
+    expect(again.sources.map((source) => source.status)).toEqual(['unchanged', 'unchanged', 'unchanged']);
+    expect(tapeCount()).toBe(before);
+    // And the next part continues the last tape, not the first.
+    appendFileSync(w.claudePath, `${JSON.stringify({ type: 'user', uuid: 'late-2', sessionId: CLAUDE_SESSION, cwd: w.repo, timestamp: '2026-11-22T01:11:00.000Z', message: { role: 'user', content: 'and add a jitter' } })}\n`);
+    rmSync(location().cache_dir, { recursive: true, force: true });
+    const third = await ingestSessions({ cwd: w.repo, env: w.env });
+    const next = third.sources.find((source) => source.path === w.claudePath);
+    expect(next).toMatchObject({ status: 'written', new_lines: 1 });
+    const tape = readTape(listTapes(third.tapes_dir).find((file) => file.tape_id === next?.tape_id)?.path ?? '');
+    expect(tape.events[0]).toMatchObject({ k: 'meta', previous_tape: grown, lines: [w.claudeLines.length + 1, w.claudeLines.length + 1] });
+    expect(tape.events.slice(1)).toEqual([expect.objectContaining({ k: 'msg.in', text: 'and add a jitter' })]);
+    expect(tapeCount()).toBe(before + 1);
+  });
+
   it('a growing session gives a tape of only the new complete lines, pointing at the previous tape', async () => {
     const w = world({ claudeLines: 30 });
     const first = await ingestSessions({ cwd: w.repo, env: w.env, agent: 'claude' });
@@ -191,8 +218,12 @@ describe('record', () => {
     expect(first.tapes.map((tape) => tape.source)).toEqual([w.claudePath, w.subagentPath]);
     const again = await recordTranscript({ path: w.claudePath, cwd: w.repo, home: w.env.home });
     expect(again).toMatchObject({ tapes_written: 0, tapes_existing: 2 });
-    // Ingesting the same whole transcript yields the same tape: deduplicated by id.
+    // Ingest, which has no cursor for these files, learns from the tapes' own line ranges that they are recorded.
     const ingested = await ingestSessions({ cwd: w.repo, env: w.env, agent: 'claude' });
-    expect(ingested.sources.find((source) => source.path === w.claudePath)).toMatchObject({ status: 'existing', tape_id: first.tapes[0]?.tape_id });
+    expect(ingested.sources.filter((source) => source.path !== w.codexPath).map(({ status, new_lines }) => ({ status, new_lines }))).toEqual([
+      { status: 'unchanged', new_lines: 0 },
+      { status: 'unchanged', new_lines: 0 },
+    ]);
+    expect(listTapes(ingested.tapes_dir)).toHaveLength(2);
   });
 });

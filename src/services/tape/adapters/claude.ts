@@ -107,6 +107,8 @@ export function adaptClaude(text: string, options: AdapterOptions = {}): Adapter
   let firstTime: string | null = null;
   /** The API message id whose text the last msg.out holds, to merge split blocks. */
   let openMessageId: string | null = null;
+  /** Set by the first record that says whether it is a sidechain: a subagent file's agent id, else null. */
+  let fileAgent: string | null | undefined;
 
   for (let index = 0; index < lines.length; index++) {
     sink.line = index;
@@ -123,6 +125,7 @@ export function adaptClaude(text: string, options: AdapterOptions = {}): Adapter
     const t = str(record.timestamp);
     if (sink.emitting && firstTime === null) firstTime = t;
     const agent = record.isSidechain === true ? (str(record.agentId) ?? 'sidechain') : undefined;
+    if (fileAgent === undefined && typeof record.isSidechain === 'boolean') fileAgent = agent ?? null;
     const withAgent = agent !== undefined ? { agent } : {};
     const message = isObject(record.message) ? record.message : null;
     const type = str(record.type) ?? '(none)';
@@ -338,6 +341,7 @@ export function adaptClaude(text: string, options: AdapterOptions = {}): Adapter
     repoHead: null,
     firstTime,
     lines: lines.length,
+    ...(fileAgent ? { fileAgent } : {}),
     options,
   });
 }

@@ -135,6 +135,9 @@ export class EventSink {
     repoHead: string | null;
     firstTime: string | null;
     lines: number;
+    /** A subagent's own transcript (Claude Code `subagents/agent-*.jsonl`): its agent id, written on the meta event
+     * so the tapes of a session's main transcript and of each subagent file can be told apart. */
+    fileAgent?: string;
     options: AdapterOptions;
   }): AdapterResult {
     const unknownVersions = this.versions.filter((version) => !versionSupported(input.matrix, version));
@@ -165,6 +168,7 @@ export class EventSink {
     const meta: MetaEvent = {
       t: input.firstTime,
       source,
+      ...(input.fileAgent !== undefined ? { agent: input.fileAgent } : {}),
       k: 'meta',
       label: 'session',
       model: input.model,
@@ -174,6 +178,7 @@ export class EventSink {
       adapter: { name: this.harness, version: input.adapterVersion },
       coverage,
       previous_tape: input.options.previousTape ?? null,
+      lines: [this.fromLine + 1, input.lines],
     };
     return {
       harness: this.harness,

@@ -1,0 +1,88 @@
+/**
+ * The server's request loop (src/server/main.ts), driven over its real socket by a raw client so the test decides
+ * exactly what the server sees: a hook call whose hook closed its end before the server read it is dropped, not
+ * handled a second time, while a call whose hook is still waiting is answered. The server is stopped (SIGSTOP) while
+ * both clients send, so both requests are in the kernel's queue when it resumes: no race with a hook's wait budget.
+ */
+import { createConnection, type Socket } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openStore } from '../../src/core/index.js';
+import { serverPaths } from '../../src/server/address.js';
+import { PROTOCOL_VERSION } from '../../src/server/protocol.js';
+import { hookProcess, seed, stopServer, tempDir, until, waitForServer } from '../_helpers.js';
+
+const stopCall = (session: string) => ({
+  v: PROTOCOL_VERSION,
+  op: 'hook',
+  call: {
+    event: 'Stop',
+    stdin: JSON.stringify({ session_id: session, transcript_path: '/tmp/t.jsonl', cwd: '/tmp', hook_event_name: 'Stop', stop_hook_active: false }),
+    agentFlag: 'claude',
+    envHints: { codex: false, claude: true },
+  },
+});
+
+const hookLog = (home: string): Array<Record<string, unknown>> =>
+  readFileSync(join(home, 'logs', 'hooks.log'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+
+/** Connects and sends one request line; resolves once the kernel has accepted the connection and the line. */
+function send(socket: string, request: unknown): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const connection = createConnection(socket);
+    connection.setEncoding('utf8');
+    connection.once('error', reject);
+    connection.once('connect', () => connection.write(`${JSON.stringify(request)}\n`, () => resolve(connection)));
+  });
+}
+
+/** The first line the server answers on a connection. */
+function answer(connection: Socket): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    let buffer = '';
+    connection.on('data', (chunk: string) => {
+      buffer += chunk;
+      const end = buffer.indexOf('\n');
+      if (end >= 0) resolve(JSON.parse(buffer.slice(0, end)) as Record<string, unknown>);
+    });
+    connection.once('close', () => reject(new Error(`closed without an answer: ${JSON.stringify(buffer)}`)));
+  });
+}
+
+describe.skipIf(process.platform !== 'linux')('the server request loop', () => {
+  it('drops a hook call whose hook already closed its end, and answers one whose hook still waits', async () => {
+    const home = tempDir();
+    seed(home, [{ text: 'Docker builds need BuildKit: set DOCKER_BUILDKIT=1 before docker build in CI.', category: 'ops' }]);
+    // A first hook starts the server (and records the sessions table's schema).
+    await hookProcess('user-prompt-submit', JSON.stringify({ session_id: 'start', transcript_path: '/tmp/t.jsonl', cwd: '/tmp', hook_event_name: 'UserPromptSubmit', prompt: 'docker' }), { home, server: true });
+    const pid = await waitForServer(home);
+    const { socket } = serverPaths(home);
+
+    // Busy past the hooks' wait (a model loading, an index building): the kernel still queues what clients send.
+    process.kill(pid, 'SIGSTOP');
+    let waiting: Socket;
+    try {
+      const gaveUp = await send(socket, stopCall('gave-up'));
+      gaveUp.destroy(); // the hook's wait ran out: it answered by itself and closed its end
+      waiting = await send(socket, stopCall('waiting'));
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    const reply = await answer(waiting);
+    waiting.destroy();
+    expect(reply).toMatchObject({ ok: true, op: 'hook', outcome: expect.any(String) });
+
+    await until(() => hookLog(home).some((line) => String(line.msg).startsWith('hook gave up waiting')), 'the server to read the abandoned call');
+    const stops = hookLog(home).filter((line) => line.event === 'Stop');
+    expect(stops.map(({ msg, path }) => ({ msg, path }))).toEqual([
+      { msg: 'hook gave up waiting before the server read it; not handled twice', path: 'server' },
+      { msg: 'hook done', path: 'server' },
+    ]);
+    await stopServer(home);
+    const store = openStore({ path: join(home, 'engram.db'), readonly: true });
+    expect(store.sessions.get('waiting')?.turns).toBe(1);
+    expect(store.sessions.get('gave-up')?.turns ?? 0).toBe(0);
+    store.close();
+  }, 60_000);
+});
