@@ -74,9 +74,9 @@ interface Indexed extends Candidate {
  * checks inside **one write transaction** (an import batch): loaded once, then kept true by {@link refresh} for every
  * engram the caller writes. A pair whose shared salient stems are fewer than `CONFLICT_RULES.subjectOverlap` of the
  * smaller side's can never be a rule conflict (rule 1): counting shared stems from the postings and comparing only
- * the pairs that pass gives exactly the verdicts of comparing with every engram, without reading and comparing every row per line
- * (which made an import quadratic: 29 engrams/s at 5,000 — docs/PERFORMANCE.md). Outside the transaction it was
- * loaded in, it is stale: other writers may have changed the store.
+ * the pairs that pass gives exactly the verdicts of comparing with every engram, without reading and comparing every
+ * row per line (which made an import quadratic: 29 engrams/s at 5,000 — docs/PERFORMANCE.md). Outside the
+ * transaction it was loaded in, it is stale: other writers may have changed the store.
  */
 export class ConflictIndex {
   private readonly entries = new Map<number, Indexed>();
