@@ -4,7 +4,7 @@ import { isEngramError, redactDeep, redactText, toEngramError, type EngramError,
  * Exit codes, stable for scripts and agents:
  * 0 success; 1 internal error (a bug); 2 usage or invalid input (including config.json, an unsupported transcript
  * version in strict mode); 3 not found;
- * 4 store, installation or LLM unavailable (locked, newer schema, native module missing, I/O, no LLM, LLM budget
+ * 4 store, installation or LLM unavailable (locked, newer schema, another program's database, a port or file in use, native module missing, I/O, no LLM, LLM budget
  * spent, LLM call failed).
  */
 export const EXIT_CODES: Record<ErrorCode, number> = {
@@ -16,6 +16,8 @@ export const EXIT_CODES: Record<ErrorCode, number> = {
   STORE_UNAVAILABLE: 4,
   STORE_LOCKED: 4,
   STORE_TOO_NEW: 4,
+  STORE_FOREIGN: 4,
+  BUSY: 4,
   NATIVE_MODULE_MISSING: 4,
   IO: 4,
   LLM_UNAVAILABLE: 4,

@@ -12,6 +12,8 @@ import { registerLearnCommands } from './commands/learn.js';
 import { registerMcpCommands } from './commands/mcp.js';
 import { registerReviewCommands } from './commands/review.js';
 import { registerSearchCommands } from './commands/search.js';
+import { registerServeCommands } from './commands/serve.js';
+import { registerSyncCommands } from './commands/sync.js';
 import { registerTapeCommands } from './commands/tapes.js';
 import { registerTransferCommands } from './commands/transfer.js';
 import { registerWorkspaceCommands } from './commands/workspace.js';
@@ -81,6 +83,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   registerMcpCommands(program, action);
   registerReviewCommands(program, action);
   registerContextCommands(program, action);
+  registerServeCommands(program, action);
+  registerSyncCommands(program, action);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

@@ -35,6 +35,12 @@ export const LlmBaseUrlSchema = z
     }
   });
 
+/** Whether a host name or address only reaches this machine (127.0.0.0/8, ::1, localhost). */
+export function isLoopbackHost(host: string): boolean {
+  const name = host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  return name === 'localhost' || name === '::1' || /^127(?:\.\d{1,3}){3}$/.test(name);
+}
+
 /** Upper bound on user tag rules of each kind: detection runs in hooks and must stay bounded. */
 const MAX_TAG_RULES = 200;
 
@@ -148,6 +154,45 @@ export const ConfigSchema = z.strictObject({
       enabled: z.boolean().default(true),
       /** The server exits after this many minutes without a request. @default 15 */
       idle_minutes: z.number().min(0.05).max(24 * 60).default(15),
+    })
+    .prefault({}),
+  http: z
+    .strictObject({
+      /** Serve the Go engram's HTTP API from the background server (and `engram serve`). `$ENGRAM_HTTP=off` wins.
+       * @default true */
+      enabled: z.boolean().default(true),
+      /** Where it listens. A name other than a loopback address needs `allow_remote` and a token. @default "127.0.0.1" */
+      host: z.string().min(1).max(255).default('127.0.0.1'),
+      /** Its port: the Go engram's, so its clients keep working. `$ENGRAM_PORT` wins; 0 picks a free port.
+       * @default 7437 */
+      port: z.number().int().min(0).max(65_535).default(7437),
+      /** Allow a non-loopback `host`. Every request must then carry `Authorization: Bearer <token>` with the token
+       * held in the variable named by `token_env`; without one the API does not start. @default false */
+      allow_remote: z.boolean().default(false),
+      /** Name of the environment variable holding the token for remote access (never the token itself).
+       * @default "ENGRAM_HTTP_TOKEN" */
+      token_env: z
+        .string()
+        .regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be an environment variable name')
+        .default('ENGRAM_HTTP_TOKEN'),
+      /** Longest a request may take before it is answered 503 (an import gets four times as long). @default 30000 */
+      timeout_ms: z.number().int().min(1_000).max(600_000).default(30_000),
+    })
+    .prefault({})
+    .superRefine((http, context) => {
+      if (!http.allow_remote && !isLoopbackHost(http.host)) {
+        context.addIssue({
+          code: 'custom',
+          path: ['host'],
+          message: `${http.host} is not a loopback address; set http.allow_remote to true (and a token) to listen there`,
+        });
+      }
+    }),
+  sync: z
+    .strictObject({
+      /** Also share user prompts through `engram sync` (they stay on the machine by default: they are a person's
+       * words, not project memory). @default false */
+      prompts: z.boolean().default(false),
     })
     .prefault({}),
   embed: z
@@ -323,6 +368,8 @@ function withEnvOverrides(config: Config, env: EngramEnv): Config {
   if (env.model) config.embed.model = env.model;
   if (env.modelDir) config.embed.model_dir = env.modelDir;
   if (env.server === 'off') config.server.enabled = false;
+  if (env.http === 'off') config.http.enabled = false;
+  if (env.port !== undefined) config.http.port = env.port;
   if (env.serverIdleMs !== undefined) config.server.idle_minutes = env.serverIdleMs / 60_000;
   if (env.llmProvider !== undefined) {
     const provider = z.enum(LLM_PROVIDERS).safeParse(env.llmProvider);

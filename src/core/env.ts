@@ -48,6 +48,12 @@ export interface EngramEnv {
   modelPull: 'off' | undefined;
   /** `$ENGRAM_SERVER`: `off` keeps hooks in-process (no background server). */
   server: 'off' | undefined;
+  /** `$ENGRAM_HTTP`: `off` keeps the background server from serving the HTTP API. */
+  http: 'off' | undefined;
+  /** `$ENGRAM_PORT`: the HTTP API's port (the Go engram's variable, so its users' settings carry over); 0 = any. */
+  port: number | undefined;
+  /** `$ENGRAM_DATA_DIR`: the Go engram's data folder, where `engram import --from-go` looks for its engram.db. */
+  goDataDir: string | undefined;
   /** `$ENGRAM_SERVER_IDLE_MS`: the background server's idle timeout in milliseconds (tests use a short one). */
   serverIdleMs: number | undefined;
   /** `$ENGRAM_LLM_PROVIDER`: `auto`, `none`, `openai` or `command` (validated with the config). */
@@ -72,6 +78,14 @@ const nonEmpty = (value: string | undefined): string | undefined => (value && va
 const positiveNumber = (value: string | undefined): number | undefined => {
   const number = Number(nonEmpty(value));
   return Number.isFinite(number) && number > 0 ? number : undefined;
+};
+
+/** A TCP port number (0–65535), or undefined for anything else. */
+const portNumber = (value: string | undefined): number | undefined => {
+  const text = nonEmpty(value)?.trim();
+  if (text === undefined || !/^\d{1,5}$/.test(text)) return undefined;
+  const port = Number(text);
+  return port <= 65_535 ? port : undefined;
 };
 
 /**
@@ -120,6 +134,11 @@ export function llmApiKey(variableName: string, vars: Vars = process.env): strin
   return nonEmpty(vars[variableName])?.trim();
 }
 
+/** The HTTP API's token for remote access, read from the variable named by `http.token_env` when the API starts. */
+export function httpToken(variableName: string, vars: Vars = process.env): string | undefined {
+  return nonEmpty(vars[variableName])?.trim();
+}
+
 /**
  * The environment for a child process: ours plus `extra`. Here because this module is the only one that reads
  * `process.env`.
@@ -165,6 +184,9 @@ export function readEnv(vars: Vars = process.env, options: { homedir?: string; c
     modelPull: ['off', '0', 'false', 'no'].includes(nonEmpty(vars.ENGRAM_MODEL_PULL)?.trim().toLowerCase() ?? '') ? 'off' : undefined,
     server: ['off', '0', 'false', 'no'].includes(nonEmpty(vars.ENGRAM_SERVER)?.trim().toLowerCase() ?? '') ? 'off' : undefined,
     serverIdleMs: positiveNumber(vars.ENGRAM_SERVER_IDLE_MS),
+    http: ['off', '0', 'false', 'no'].includes(nonEmpty(vars.ENGRAM_HTTP)?.trim().toLowerCase() ?? '') ? 'off' : undefined,
+    port: portNumber(vars.ENGRAM_PORT),
+    goDataDir: nonEmpty(vars.ENGRAM_DATA_DIR) && absolutePath(vars.ENGRAM_DATA_DIR as string, userHome, cwd),
     llmProvider: nonEmpty(vars.ENGRAM_LLM_PROVIDER)?.trim().toLowerCase(),
     llmBaseUrl: nonEmpty(vars.ENGRAM_LLM_BASE_URL)?.trim(),
     llmModel: nonEmpty(vars.ENGRAM_LLM_MODEL)?.trim(),

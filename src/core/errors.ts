@@ -17,6 +17,10 @@ export type ErrorCode =
   | 'STORE_LOCKED'
   /** The database was written by a newer Engram whose schema this one does not know. */
   | 'STORE_TOO_NEW'
+  /** The file at the store's path belongs to another program (the Go engram's engram.db): it is left untouched. */
+  | 'STORE_FOREIGN'
+  /** Something else holds what is needed: a port another program listens on, a database another process has open. */
+  | 'BUSY'
   /** A native module (better-sqlite3, sqlite-vec) is missing or was built for another Node. */
   | 'NATIVE_MODULE_MISSING'
   /** A file outside the store could not be read or written. */

@@ -3,9 +3,9 @@
  * Services and surfaces import from here only.
  * @module
  */
-export { readEnv, LOG_LEVELS, LogLevelSchema } from './env.js';
+export { readEnv, httpToken, LOG_LEVELS, LogLevelSchema } from './env.js';
 export type { EngramEnv, LogLevel } from './env.js';
-export { ConfigSchema, EMBEDDER_PROVIDERS, loadSettings, loadSettingsLeniently, formatIssues } from './config.js';
+export { ConfigSchema, EMBEDDER_PROVIDERS, isLoopbackHost, loadSettings, loadSettingsLeniently, formatIssues } from './config.js';
 export type { Config, EmbedderProvider, Settings } from './config.js';
 export { homePaths } from './paths.js';
 export { VERSION } from './version.js';

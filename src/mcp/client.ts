@@ -26,7 +26,7 @@ export const LOCAL = new Set(['engram.explain', 'obs.suggest_topic_key', 'docs.e
 export const READS = new Set([
   'engram.search', 'engram.list', 'engram.status', 'engram.explain', 'engram.why', 'context.recall', 'docs.entry',
   'obs.get', 'obs.search', 'obs.recent', 'obs.timeline', 'obs.context', 'obs.stats', 'obs.suggest_topic_key',
-  'session.recent', 'prompt.recent', 'prompt.search',
+  'session.recent', 'prompt.recent', 'prompt.search', 'go.export',
 ]);
 
 /** How long a call may take in the server (a first search builds the BM25 index of a large store). */

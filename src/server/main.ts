@@ -2,7 +2,9 @@
  * The background server (`dist/server.mjs`): one per Engram home, started on demand by a hook, detached. It keeps
  * the store open, the BM25 index and the embedding model warm, and answers hook calls over a Unix socket in
  * `$ENGRAM_HOME/run/`; it runs the background jobs hooks queue (SessionEnd), and exits after an idle period, when
- * its home or lock disappears, or on SIGTERM. Later surfaces (the HTTP API) are meant to be mounted in this process.
+ * its home or lock disappears, or on SIGTERM. It also serves the Go engram's HTTP API (src/http/) on 127.0.0.1:7437
+ * unless config.json turns it off: one process, one index in memory. `engram serve` runs it in the foreground
+ * (`--foreground`: no idle exit, the HTTP API required).
  * @module
  */
 import { execFile } from 'node:child_process';
@@ -13,6 +15,8 @@ import { fileURLToPath } from 'node:url';
 import {
   choiceForModel,
   createLlmClient,
+  httpToken,
+  isLoopbackHost,
   createLogger,
   loadEmbedder,
   loadSettingsLeniently,
@@ -35,11 +39,14 @@ import {
   runPendingJobs,
   searchTuning,
   syncJournal,
+  type Actor,
   type Caller,
+  type OpContext,
   type RecordedSources,
   type SearchEngine,
 } from '../services/index.js';
 import { handleHookCall } from '../hooks/dispatch.js';
+import { createHttpApp, HTTP_ACTOR, HTTP_CALLER, listenHttp, type Binding, type HttpListener, type HttpState } from '../http/index.js';
 import { hookEnvironment } from '../hooks/environment.js';
 import type { HookRuntime } from '../hooks/events.js';
 import { serverPaths } from './address.js';
@@ -55,6 +62,13 @@ const HOOK_CATCH_UP = 32;
 
 const env = readEnv();
 const { settings, configError } = loadSettingsLeniently(env);
+/** Flags `engram serve` passes: stay in the foreground, and where the HTTP API listens. */
+const argv = process.argv.slice(2);
+const flag = (name: string): string | undefined => {
+  const index = argv.indexOf(name);
+  return index >= 0 ? argv[index + 1] : undefined;
+};
+const foreground = argv.includes('--foreground');
 const paths = serverPaths(settings.paths.home);
 const logOptions = { dir: settings.paths.logs, level: settings.config.log.level, maxBytes: settings.config.log.max_bytes };
 const log = createLogger({ ...logOptions, name: 'server' });
@@ -119,7 +133,8 @@ if (!acquireLock(paths.lock, paths.run)) {
 }
 
 const startedAt = new Date();
-const idleMs = Math.max(1_000, settings.config.server.idle_minutes * 60_000);
+/** In the foreground (`engram serve`) the server runs until stopped. */
+const idleMs = foreground ? Number.POSITIVE_INFINITY : Math.max(1_000, settings.config.server.idle_minutes * 60_000);
 let requests = 0;
 let busy = 0;
 let lastActivity = Date.now();
@@ -246,19 +261,8 @@ async function runCall(method: string, params: unknown, caller: Caller): Promise
   const started = performance.now();
   const ms = (): number => Math.round((performance.now() - started) * 10) / 10;
   try {
-    const result = await runOperation(method, params, {
-      store,
-      get settings() {
-        return liveSettings();
-      },
-      caller,
-      actor: MCP_AGENT,
-      search: (request) => engine.search(request),
-      searchMode: model ? 'hybrid' : 'bm25',
-      model: model?.name ?? null,
-      environment: (cwd, agent) => hookEnvironment(liveSettings(), cwd, agent),
-      now: () => new Date(),
-    });
+    // Socket callers are the agent's MCP process: what they write is audited as the agent's and reviewed as such.
+    const result = await runOperation(method, params, contextFor(caller, MCP_AGENT));
     log.debug('call done', { method, agent: caller.agent, ms: ms() });
     return { ok: true, op: 'call', result, ms: ms() };
   } catch (thrown) {
@@ -266,6 +270,23 @@ async function runCall(method: string, params: unknown, caller: Caller): Promise
     if (error.code === 'INTERNAL') log.error('call failed', { method, error: thrown });
     return { ok: true, op: 'call', error: { code: error.code, message: error.message }, ms: ms() };
   }
+}
+
+/** What an operation runs with here: this server's warm store, engine and model, for one caller. */
+function contextFor(caller: Caller, actor: Actor): OpContext {
+  return {
+    store,
+    get settings() {
+      return liveSettings();
+    },
+    caller,
+    actor,
+    search: (request) => engine.search(request),
+    searchMode: model ? 'hybrid' : 'bm25',
+    model: model?.name ?? null,
+    environment: (cwd, agent) => hookEnvironment(liveSettings(), cwd, agent),
+    now: () => new Date(),
+  };
 }
 
 /** A request from another Engram version is not answered (its contract or schema may differ); a newer one means
@@ -389,6 +410,7 @@ function finishShutdown(reason: string, code: number): void {
   // Logging would recreate a deleted home (the logger makes its folder).
   if (existsSync(settings.paths.home)) log.info('server stopping', { reason, pid: process.pid, requests, uptime_s: Math.round((Date.now() - startedAt.getTime()) / 1000) });
   server.close();
+  void httpListener?.close();
   if (lockOwner(paths.lock) === process.pid) {
     rmSync(paths.socket, { force: true });
     rmSync(paths.info, { force: true });
@@ -418,11 +440,109 @@ server.on('error', (error) => {
 server.listen(paths.socket, () => {
   // Only the user may connect (the run folder is 0700 too; a socket moved to the temp folder has only this).
   chmodSync(paths.socket, 0o600);
-  writeFileSync(paths.info, `${JSON.stringify({ pid: process.pid, version: VERSION, socket: paths.socket, started_at: startedAt.toISOString() })}\n`, { mode: 0o600 });
-  log.info('server listening', { pid: process.pid, version: VERSION, socket: paths.socket, idle_ms: idleMs, embedder: choice?.spec?.kind ?? null });
+  writeInfo();
+  log.info('server listening', { pid: process.pid, version: VERSION, socket: paths.socket, idle_ms: idleMs, embedder: choice?.spec?.kind ?? null, foreground });
   scheduleJobs();
   void warmUp();
+  void startHttp();
 });
+
+/** The HTTP API's state, as server.json and `engram status` report it. */
+let httpState: HttpState | { state: 'off'; detail: string } = { state: 'off', detail: 'not started yet' };
+let httpListener: HttpListener | null = null;
+/** A taken port is tried again this often: the Go engram may be stopped later. */
+const HTTP_RETRY_MS = 30_000;
+
+/** `run/server.json`: this server's pid, version, socket and HTTP API, for hooks, `engram status` and doctor. */
+function writeInfo(): void {
+  try {
+    writeFileSync(
+      paths.info,
+      `${JSON.stringify({ pid: process.pid, version: VERSION, socket: paths.socket, started_at: startedAt.toISOString(), foreground, http: httpState })}\n`,
+      { mode: 0o600 },
+    );
+  } catch (error) {
+    log.warn('cannot write server.json', { error });
+  }
+}
+
+/** Where the HTTP API listens: `engram serve`'s flags, else config.json (ENGRAM_PORT and ENGRAM_HTTP applied). */
+function httpBinding(): { enabled: boolean; binding: Binding; token: string | undefined; problem: string | null } {
+  const config = liveSettings().config.http;
+  const host = flag('--http-host') ?? config.host;
+  const portFlag = flag('--http-port');
+  const port = portFlag !== undefined ? Number(portFlag) : config.port;
+  const remote = !isLoopbackHost(host);
+  const allowRemote = argv.includes('--allow-remote') || config.allow_remote;
+  const token = remote ? httpToken(config.token_env) : undefined;
+  let problem: string | null = null;
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) problem = `port ${portFlag} is not a TCP port`;
+  else if (remote && !allowRemote) problem = `${host} is not a loopback address; listening there needs --allow-remote (http.allow_remote) and a token`;
+  else if (remote && !token) problem = `listening on ${host} needs a token in $${config.token_env} (every request must send Authorization: Bearer <token>)`;
+  return { enabled: foreground || config.enabled, binding: { host, port, remote }, token, problem };
+}
+
+/**
+ * Starts the HTTP API. A taken port (the Go engram still running) is logged with who holds it and tried again every
+ * 30 s; the hook server goes on either way. In the foreground a listener that cannot start ends the process.
+ */
+async function startHttp(): Promise<void> {
+  if (stopping || httpListener) return;
+  const { enabled, binding, token, problem } = httpBinding();
+  if (!enabled) {
+    httpState = { state: 'off', detail: 'off in config.json (http.enabled) or ENGRAM_HTTP=off' };
+    writeInfo();
+    return;
+  }
+  if (problem) {
+    httpState = { state: 'error', host: binding.host, port: binding.port, detail: problem };
+    writeInfo();
+    log.error('HTTP API not started', { detail: problem });
+    if (foreground) failForeground(problem);
+    return;
+  }
+  const app = createHttpApp({
+    run: async (name, params) => {
+      requests++;
+      busy++;
+      lastActivity = Date.now();
+      try {
+        return await runOperation(name, params, contextFor(HTTP_CALLER, HTTP_ACTOR));
+      } finally {
+        busy--;
+        lastActivity = Date.now();
+      }
+    },
+    log,
+    binding,
+    token,
+    timeoutMs: liveSettings().config.http.timeout_ms,
+  });
+  const wasInUse = httpState.state === 'port_in_use';
+  const { state, listener } = await listenHttp(app, binding);
+  if (stopping) {
+    await listener?.close();
+    return;
+  }
+  httpState = state;
+  httpListener = listener;
+  writeInfo();
+  if (state.state === 'listening') {
+    log.info('HTTP API listening', { url: state.url, remote: binding.remote });
+    if (foreground) process.stdout.write(`${JSON.stringify({ status: 'serving', url: state.url, pid: process.pid, home: settings.paths.home, version: VERSION })}\n`);
+    return;
+  }
+  if (!wasInUse) log.warn('HTTP API not started', { detail: state.detail });
+  if (foreground) return failForeground(state.detail);
+  if (state.state === 'port_in_use') setTimeout(() => void startHttp(), HTTP_RETRY_MS).unref();
+}
+
+/** `engram serve` asked for the HTTP API and cannot have it: say why on stdout (JSON) and stop. */
+function failForeground(detail: string): void {
+  process.stdout.write(`${JSON.stringify({ error: { code: 'BUSY', message: detail } })}\n`);
+  shutdown('the HTTP API cannot start', 1);
+}
+
 
 /** Builds the BM25 index, then loads the model; hooks are answered (BM25) meanwhile. */
 async function warmUp(): Promise<void> {
@@ -499,7 +619,7 @@ setInterval(() => {
   if (!existsSync(settings.paths.home)) return shutdown('home removed');
   // The next hook starts a server with the new model; it re-embeds in the background and serves the old vectors
   // until that is done (services/recall: loadModel).
-  if (busy === 0 && modelChanged()) return shutdown('the embedding model changed');
+  if (!foreground && busy === 0 && modelChanged()) return shutdown('the embedding model changed');
   if (lockOwner(paths.lock) !== process.pid) return shutdown('lock lost');
   if (!existsSync(paths.socket)) return shutdown('socket removed');
   if (busy === 0 && Date.now() - lastActivity > idleMs) return shutdown('idle');

@@ -81,6 +81,17 @@ export type {
 } from './governance/index.js';
 export { exportEngrams, exportLine, ExportLineSchema, importEngrams } from './transfer/index.js';
 export type { ExportLine, ExportOptions, ImportReport, ImportOptions, LineError } from './transfer/index.js';
+export {
+  exportGoData,
+  GO_DB_MAX_BYTES,
+  GoExportInSchema,
+  importGoData,
+  locateGoSource,
+  readGoDatabase,
+} from './goengram/index.js';
+export type { GoExportIn, GoImportReport, GoSource } from './goengram/index.js';
+export { receiveChanges, shareChanges, syncRepository, syncStatus } from './sync/index.js';
+export type { ReceiveReport, ShareReport, SyncRepository, SyncStatus } from './sync/index.js';
 export { initRepo, installGitHooks, uninstallGitHooks, gitHooksStatus } from './workspace/index.js';
 export type { InitResult, GitHookName, GitHookReport, GitHooksResult } from './workspace/index.js';
 export {

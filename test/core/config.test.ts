@@ -41,6 +41,8 @@ describe('loadSettings', () => {
       hooks: { busy_timeout_ms: 1_500, session_start_chars: 3_000, prompt_chars: 2_000, tool_chars: 1_200, session_chars: 24_000 },
       tapes: { record: true },
       server: { enabled: true, idle_minutes: 15 },
+      http: { enabled: true, host: '127.0.0.1', port: 7437, allow_remote: false, timeout_ms: 30_000, token_env: 'ENGRAM_HTTP_TOKEN' },
+      sync: { prompts: false },
       embed: { provider: 'auto' },
       search: {},
       tags: { builtin: true, path_patterns: [], remote_patterns: [], file_markers: {}, dependency_tags: {}, dir_patterns: {} },

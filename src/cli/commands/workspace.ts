@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { resolve } from 'node:path';
-import { initRepo } from '../../services/index.js';
+import { join, resolve } from 'node:path';
+import { initRepo, installGitHooks } from '../../services/index.js';
 import type { Action } from '../program.js';
 
 /** init. */
@@ -9,9 +9,12 @@ export function registerWorkspaceCommands(program: Command, action: Action): voi
     .command('init')
     .description('opt this repository in: create .engram/ (committed) and .engram-cache/ (ignored by git)')
     .option('--path <dir>', 'the repository (default: the current folder)')
+    .option('--git-hooks', 'also install the git hooks: tapes staged on commit, index rebuilt and shared engrams imported (engram sync --import) after merge and checkout')
     .action(
-      action((context, flags: { path?: string }) => {
-        const result = initRepo({ cwd: resolve(context.io.cwd, flags.path ?? '.') });
+      action((context, flags: { path?: string; gitHooks?: boolean }) => {
+        const initialized = initRepo({ cwd: resolve(context.io.cwd, flags.path ?? '.') });
+        const hooks = flags.gitHooks ? installGitHooks({ cwd: initialized.root, engram: join(context.installRoot, 'bin', 'engram') }) : null;
+        const result = { ...initialized, git_hooks: hooks?.hooks.map((hook) => ({ hook: hook.hook, action: hook.action })) ?? null };
         return {
           result,
           pretty: () => {
@@ -23,6 +26,7 @@ export function registerWorkspaceCommands(program: Command, action: Action): voi
                 : `  ${result.gitignore === 'created' ? 'created .gitignore with' : 'added to .gitignore:'} .engram-cache/`,
             ];
             if (!result.git) lines.push('  note: this folder is not inside a git repository');
+            for (const hook of result.git_hooks ?? []) lines.push(`  git hook ${hook.hook}: ${hook.action}`);
             return lines.join('\n');
           },
         };

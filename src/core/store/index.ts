@@ -15,3 +15,4 @@ export type { JobRepo, Job, JobKind } from './jobs.js';
 export type { LlmUsageRepo, LlmUsageTotals } from './llm-usage.js';
 export type { ExtractionRepo, ExtractionState } from './extractions.js';
 export type { ObservationRepo, ObservationStats, ProjectRename, ProjectRows, SessionWithCount } from './observations.js';
+export type { SyncRepo, SyncChunkRow, SyncRecordRow, SyncKind, ChunkDirection } from './sync.js';

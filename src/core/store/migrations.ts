@@ -433,6 +433,36 @@ export const MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 12,
+    name: 'git-sync',
+    sql: `
+      -- engram sync: the chunk files of a repository's .engram/chunks/ this store wrote (exported) or applied
+      -- (imported), and those it refused (rejected, with why: a chunk is content-addressed, so it never gets better).
+      -- repo is the main working tree's path.
+      CREATE TABLE sync_chunks (
+        repo      TEXT NOT NULL,
+        chunk_id  TEXT NOT NULL,
+        direction TEXT NOT NULL CHECK (direction IN ('exported', 'imported', 'rejected')),
+        records   INTEGER NOT NULL DEFAULT 0,
+        error     TEXT,
+        at        TEXT NOT NULL,
+        PRIMARY KEY (repo, chunk_id)
+      );
+      -- The version of each shared record this store holds and the chunk it came in (or went out in): last writer
+      -- wins by version (an ISO time; a session's is a fingerprint), ties by chunk id. A row outlives a hard-deleted
+      -- engram as its tombstone, so an older chunk read later cannot bring it back.
+      CREATE TABLE sync_records (
+        repo     TEXT NOT NULL,
+        kind     TEXT NOT NULL CHECK (kind IN ('observation', 'session', 'prompt')),
+        sync_id  TEXT NOT NULL,
+        version  TEXT NOT NULL,
+        chunk_id TEXT NOT NULL,
+        deleted  INTEGER NOT NULL DEFAULT 0,
+        PRIMARY KEY (repo, kind, sync_id)
+      );
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -71,6 +71,16 @@ export interface SessionRepo {
   setSummary(id: string, summary: string | null): void;
   /** Stores a prompt and returns it (no dedup: the Go engram's `POST /prompts`). */
   addPrompt(prompt: { session_id: string; content: string; project: string | null; at: string }): UserPrompt;
+  /**
+   * Stores a prompt brought from elsewhere (a Go engram import, a teammate's chunk) with its own uid and time, and its
+   * id when that id is free here. Returns the stored prompt, or undefined when the uid is already stored.
+   */
+  insertImported(prompt: { id?: number; uid: string; session_id: string; content: string; project: string | null; created_at: string }): UserPrompt | undefined;
+  getByUid(uid: string): UserPrompt | undefined;
+  /** Every session (of one project when given), oldest first: exports. */
+  all(project?: string): Session[];
+  /** Every prompt (of one project when given), in id order: exports. */
+  allPrompts(project?: string): UserPrompt[];
   /** Stores a prompt; the same (session, prompt_key) twice is stored once. Returns false for a repeat. */
   insertPrompt(prompt: { session_id: string; prompt_key: string | null; content: string; project: string | null; at: string }): boolean;
   prompts(sessionId: string): UserPrompt[];
@@ -126,6 +136,23 @@ export function createSessionRepo(db: Database): SessionRepo {
         .run(randomUUID(), prompt.session_id, sanitizeText(prompt.content).text, clean(prompt.project), prompt.at);
       return db.prepare<[number], UserPrompt>('SELECT * FROM user_prompts WHERE id = ?').get(Number(info.lastInsertRowid)) as UserPrompt;
     },
+    insertImported(prompt) {
+      if (db.prepare('SELECT 1 FROM user_prompts WHERE uid = ?').get(prompt.uid)) return undefined;
+      const free = prompt.id !== undefined && !db.prepare('SELECT 1 FROM user_prompts WHERE id = ?').get(prompt.id);
+      const info = db
+        .prepare('INSERT INTO user_prompts (id, uid, session_id, prompt_key, content, project, created_at) VALUES (?, ?, ?, NULL, ?, ?, ?)')
+        .run(free ? prompt.id : null, prompt.uid, prompt.session_id, sanitizeText(prompt.content).text, clean(prompt.project), prompt.created_at);
+      return db.prepare<[number], UserPrompt>('SELECT * FROM user_prompts WHERE id = ?').get(Number(info.lastInsertRowid));
+    },
+    all: (project) =>
+      project === undefined
+        ? db.prepare<[], Session>('SELECT * FROM sessions ORDER BY started_at, id').all()
+        : db.prepare<[string], Session>('SELECT * FROM sessions WHERE project = ? ORDER BY started_at, id').all(project),
+    allPrompts: (project) =>
+      project === undefined
+        ? db.prepare<[], UserPrompt>('SELECT * FROM user_prompts ORDER BY id').all()
+        : db.prepare<[string], UserPrompt>('SELECT * FROM user_prompts WHERE project = ? ORDER BY id').all(project),
+    getByUid: (uid) => db.prepare<[string], UserPrompt>('SELECT * FROM user_prompts WHERE uid = ?').get(uid),
     upsert(sighting) {
       // Paths and model names come from hook payloads: sanitised like everything else that is stored.
       const clean = (value: string | null): string | null => (value === null ? null : sanitizeText(value).text);

@@ -9,6 +9,7 @@ import { createLlmUsageRepo, type LlmUsageRepo } from './llm-usage.js';
 import { migrate, SCHEMA_VERSION, schemaVersion, type MigrationReport } from './migrations.js';
 import { createObservationRepo, type ObservationRepo } from './observations.js';
 import { createSessionRepo, type SessionRepo } from './sessions.js';
+import { createSyncRepo, type SyncRepo } from './sync.js';
 import { createStatsRepo, type StatsRepo } from './stats.js';
 import { createVectorRepo, readSearchState, type SearchState, type VectorRepo } from './vectors.js';
 
@@ -29,6 +30,8 @@ export interface Store {
   readonly extractions: ExtractionRepo;
   /** The Go engram's views: recent rows, dedup window, timeline, sessions with counts, prompt search, stats. */
   readonly observations: ObservationRepo;
+  /** `engram sync`'s bookkeeping: chunks written or applied, and the version of each shared record. */
+  readonly sync: SyncRepo;
   /** What opening did to the schema. */
   readonly migration: MigrationReport;
   /**
@@ -61,6 +64,23 @@ export interface OpenStoreOptions {
   readonly?: boolean;
 }
 
+/**
+ * The Go engram keeps its data in `~/.engram/engram.db` too. Migrating its database would fail half-way (its
+ * `sessions` table is not ours) or, worse, mix two schemas in one file, so a store path holding one is refused with
+ * the way out: move in with `engram import --from-go`, which moves that file aside first.
+ */
+function refuseForeign(db: Database, path: string): void {
+  if (schemaVersion(db) !== 0) return;
+  const tables = new Set(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]);
+  if (tables.has('observations') && !tables.has('engrams')) {
+    throw new EngramError(
+      'STORE_FOREIGN',
+      `${path} is the Go engram's database, not Engram's; it was left untouched. Move in with \`engram import --from-go\` (it moves that file to go-engram.db beside it and imports its memories), or set ENGRAM_HOME to another folder`,
+      { details: { path } },
+    );
+  }
+}
+
 /** Opens (creating if needed) and migrates a store. */
 export function openStore(options: OpenStoreOptions): Store {
   const db = openDatabase({
@@ -80,6 +100,7 @@ export function openStore(options: OpenStoreOptions): Store {
         );
       }
     } else {
+      refuseForeign(db, options.path);
       migration = migrate(db);
     }
   } catch (error) {
@@ -116,6 +137,7 @@ export function openStore(options: OpenStoreOptions): Store {
     llmUsage: createLlmUsageRepo(db),
     extractions: createExtractionRepo(db),
     observations: createObservationRepo(db, engramFromRow),
+    sync: createSyncRepo(db),
     migration,
     write: (fn) => guard(() => db.transaction(fn).immediate()),
     read: (fn) => guard(() => db.transaction(fn).deferred()),

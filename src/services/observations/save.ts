@@ -109,7 +109,7 @@ function kindOf(type: string | undefined): string {
 }
 
 /** A category from the type, so filters and injected blocks name it; `general` for `manual` or an unusable type. */
-function categoryOf(kind: string): string {
+export function categoryOf(kind: string): string {
   if (kind === 'manual') return 'general';
   try {
     return normalizeCategory(kind);

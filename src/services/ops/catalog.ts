@@ -63,6 +63,7 @@ import {
   visibleTo,
   type WriteContext,
 } from '../observations/index.js';
+import { exportGoData, GoExportInSchema, importGoData } from '../goengram/index.js';
 import { whyEngram } from '../provenance/index.js';
 import type { SearchMode, SearchRequest, SearchResponse } from '../recall/index.js';
 import { explainInFolder } from '../tape/index.js';
@@ -105,7 +106,7 @@ const writeContext = (context: OpContext): WriteContext => ({
   actor: context.actor,
   policy: governancePolicy(context.settings.config),
   defaultProject: context.caller.project,
-  directory: context.caller.cwd,
+  directory: context.caller.cwd || null,
   now: () => context.now(),
 });
 
@@ -436,6 +437,24 @@ export const OPERATIONS = {
     input: z.strictObject({ project: z.string().optional(), limit: z.number().int().optional() }),
     writes: false,
     run: (context, input) => recentPrompts(context.store, input),
+  }),
+  // Moving in from the Go engram (`GET /export`, `POST /import`): its export shape out and in.
+  'go.export': op({
+    input: z.strictObject({ project: z.string().optional() }),
+    writes: false,
+    run: (context, input) => exportGoData(context.store, { ...(input.project ? { project: input.project } : {}), now: () => context.now() }),
+  }),
+  'go.import': op({
+    input: z.strictObject({ data: z.unknown() }),
+    writes: true,
+    run(context, input) {
+      const parsed = GoExportInSchema.safeParse(input.data);
+      if (!parsed.success) throw new EngramError('INVALID_INPUT', `not a Go engram export: ${formatIssues(parsed.error)}`);
+      // What an import brings is learned by `import`, a person's decision (active at once): an agent may not use it
+      // to skip review.
+      if (context.actor.by !== 'user') throw new EngramError('INVALID_INPUT', `only a person imports; this was asked by '${context.actor.by}' via ${context.actor.via}`);
+      return importGoData(context.store, parsed.data, { actor: 'import', via: context.actor.via, now: () => context.now() });
+    },
   }),
   'prompt.search': op({
     input: z.strictObject({ q: z.string(), project: z.string().optional(), limit: z.number().int().optional() }),

@@ -9,6 +9,9 @@ export { createSearchEngine, searchTuning } from '../recall/index.js';
 export { MCP_AGENT } from '../governance/index.js';
 export type { Actor } from '../governance/index.js';
 export { workEnvironment } from '../inject/index.js';
+// The Go engram's wire shapes, for the HTTP surface.
+export { goObservation, goPrompt, goSearchResults, goSessionSummary, goTimeline } from '../goengram/index.js';
+export type { GoExport, GoImportReport, GoObservation } from '../goengram/index.js';
 export type { SearchEngine, SearchRequest, SearchResponse } from '../recall/index.js';
 export type {
   MergeProjectsResult,
@@ -16,6 +19,7 @@ export type {
   ObservationSearch,
   ObservationView,
   PassiveCaptureResult,
+  MigrateProjectResult,
   SaveObservationResult,
   TimelineResult,
   UpdateObservationResult,

@@ -152,7 +152,11 @@ export async function runRetrievalBench(options: RetrievalBenchOptions): Promise
         } catch (error) {
           throw new EngramError('INVALID_INPUT', `memories: line ${index + 1} (${memory.id}): ${(error as Error).message}`);
         }
-        const { engram } = storeDraft(store, draft, at, 'skip');
+        let { engram } = storeDraft(store, draft, at, 'skip');
+        // A labelled set's memories are all meant to be found: review (services/governance) parks turns that read as
+        // contradicting an earlier one as pending, which search hides, and which would make their labels unreachable.
+        // The bench measures ranking over every memory, as on a store whose review queue was cleared.
+        if (engram.status === 'pending') engram = store.engrams.update(engram.id, { status: 'active', status_reason: null });
         memoryIdsOf.set(engram.id, [...(memoryIdsOf.get(engram.id) ?? []), memory.id]);
       });
     });

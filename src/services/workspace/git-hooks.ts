@@ -6,18 +6,23 @@ import { EngramError, findRepo } from '../../core/index.js';
 /**
  * Git hooks that keep tapes and the provenance index in step with git (../shared/seeds/000 "Git hook integration"):
  * `pre-commit` ingests the agents' new sessions and stages the new tapes, so the reasons travel with the commit;
- * `post-merge` rebuilds the local index from the merged tapes. Our lines live between markers inside the hook file,
+ * `post-merge` rebuilds the local index from the merged tapes and applies the engrams teammates shared (`engram sync
+ * --import`), as `post-checkout` does after a checkout or a clone's first checkout. Our lines live between markers inside the hook file,
  * right after its first line, so an existing hook keeps running unchanged (even one that ends in `exit 0`) and
  * uninstall removes exactly what we added. Nothing here can fail a commit or a merge: every command ends in `|| :`.
  */
 
-/** The hooks we manage: pre-commit ingests and stages new tapes, post-merge rebuilds the index. */
-const GIT_HOOKS = ['pre-commit', 'post-merge'] as const;
+/** The hooks we manage: pre-commit ingests and stages new tapes, post-merge rebuilds the index and imports shared
+ * engrams, post-checkout imports shared engrams. */
+const GIT_HOOKS = ['pre-commit', 'post-merge', 'post-checkout'] as const;
 export type GitHookName = (typeof GIT_HOOKS)[number];
 
 /** The shell command a hook runs, with `engram` the command's path (quoted). */
 function hookCommand(hook: GitHookName, engram: string): string {
-  return hook === 'pre-commit' ? `${engram} ingest >/dev/null 2>&1 && git add -- .engram/tapes >/dev/null 2>&1 || :` : `${engram} index rebuild >/dev/null 2>&1 || :`;
+  const receive = `${engram} sync --import >/dev/null 2>&1 || :`;
+  if (hook === 'pre-commit') return `${engram} ingest >/dev/null 2>&1 && git add -- .engram/tapes >/dev/null 2>&1 || :`;
+  if (hook === 'post-merge') return `${engram} index rebuild >/dev/null 2>&1 || :; ${receive}`;
+  return receive;
 }
 
 const BEGIN = '# >>> engram >>> (managed by `engram hooks git install`; `engram hooks git uninstall` removes it)';
@@ -73,7 +78,7 @@ function locate(cwd: string): { root: string; hooksDir: string } {
 const isShell = (text: string): boolean => text.trim() === '' || /^#!\s*\S*\/(?:env\s+)?(?:ba|da|z|k)?sh\b/.test(text);
 
 /**
- * Adds our lines to the pre-commit and post-merge hooks (creating them when absent), or brings them up to date.
+ * Adds our lines to the pre-commit, post-merge and post-checkout hooks (creating them when absent), or brings them up to date.
  * `engram` is the command the hooks run (this install's `bin/engram`, an absolute path).
  */
 export function installGitHooks(options: { cwd: string; engram: string; dryRun?: boolean }): GitHooksResult {

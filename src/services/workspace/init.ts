@@ -22,6 +22,8 @@ This folder belongs to Engram, a memory and provenance tool for coding agents. I
 
 - \`tapes/\` holds immutable, compressed records of agent sessions (meant to be committed, so the reasoning behind
   the code travels with it). Tapes are redacted for secrets before they are written.
+- \`chunks/\` and \`manifest.json\` (after \`engram sync\`) hold the project's shared memory in the Go engram's format,
+  redacted, without anyone's personal memories (commit them; \`engram sync --import\` reads what teammates shared).
 - \`../.engram-cache/\` holds derived, rebuildable indexes and is never committed.
 
 Remove this folder and the \`.engram-cache/\` line in .gitignore to opt out.

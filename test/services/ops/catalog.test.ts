@@ -100,7 +100,27 @@ const lastSeq = (store: Store): number => Number(store.db.prepare('SELECT coales
 describe('the operations catalog', () => {
   it('has a sample for every operation that writes', () => {
     const writes = Object.entries(OPERATIONS).filter(([, op]) => (op as { writes: boolean }).writes).map(([name]) => name).sort();
-    expect(Object.keys(SAMPLES).sort()).toEqual(writes);
+    // go.import is a person's (below): an agent is refused.
+    expect(Object.keys(SAMPLES).sort()).toEqual(writes.filter((name) => name !== 'go.import'));
+  });
+
+  it("go.import: refused for the agent; a person's import is one audit row that undo takes back", async () => {
+    const { store, context } = seeded();
+    try {
+      await seed(context);
+      const data = { sessions: [], observations: [{ id: 900, sync_id: `obs-${'e'.repeat(32)}`, session_id: 's-go', type: 'decision', title: 'From Go', content: 'Moved in from the Go engram.', project: 'shop', scope: 'project', created_at: '2026-11-01 10:00:00', updated_at: '2026-11-01 10:00:00' }], prompts: [] };
+      await expect(runOperation('go.import', { data }, context)).rejects.toMatchObject({ code: 'INVALID_INPUT', message: expect.stringContaining('only a person imports') });
+      const before = engrams(store);
+      const seq = lastSeq(store);
+      await runOperation('go.import', { data }, { ...context, actor: { by: 'user', via: 'http' } });
+      const entries = store.db.prepare('SELECT token, actor, via, op FROM audit_log WHERE seq > ? ORDER BY seq').all(seq) as Row[];
+      expect(entries.map((entry) => [entry.actor, entry.via, entry.op])).toEqual([['import', 'http', 'go-import']]);
+      expect(store.engrams.get(900)).toMatchObject({ learned_by: 'import', status: 'active' });
+      undoOperation(store, entries[0]?.token as string);
+      expect(engrams(store)).toEqual(before);
+    } finally {
+      store.close();
+    }
   });
 
   for (const [name, params] of Object.entries(SAMPLES)) {

@@ -45,4 +45,16 @@ describe('runRetrievalBench', () => {
     ).rejects.toThrow(/not among the memories: zz/);
     await expect(runRetrievalBench({ ...base, memories: ['{"id":"a","text":"x","extra":1}'] })).rejects.toThrow(/line 1/);
   });
+
+  it('searches every memory of the set, even one review would park as contradicting another', async () => {
+    // The second memory contradicts the first (governance's rules): stored by a person it would wait in review, hidden
+    // from search, and its label could never be found.
+    const memories = lines([
+      { id: 'use', text: 'Use pnpm to install dependencies in this repository.' },
+      { id: 'never', text: 'Never use pnpm in this repository; install dependencies with npm.' },
+    ]);
+    const queries = lines([{ q: 'never pnpm install with npm', relevant: ['never'] }]);
+    const [bm25] = await runRetrievalBench({ memories, queries, k: 2, modes: ['bm25'], embedder: null, tuning });
+    expect(bm25!['recall@k']).toBe(1);
+  });
 });

@@ -50,14 +50,16 @@ describe('engram hooks git', () => {
   it('creates executable hooks, is idempotent, and uninstall deletes the files it created', () => {
     const root = repo();
     const first = installGitHooks({ cwd: root, engram: '/opt/engram/bin/engram' });
-    expect(first.hooks.map((h) => [h.hook, h.action])).toEqual([['pre-commit', 'created'], ['post-merge', 'created']]);
+    expect(first.hooks.map((h) => [h.hook, h.action])).toEqual([['pre-commit', 'created'], ['post-merge', 'created'], ['post-checkout', 'created']]);
+    expect(readFileSync(join(root, '.git', 'hooks', 'post-merge'), 'utf8')).toContain('"$ENGRAM_BIN" sync --import');
+    expect(readFileSync(join(root, '.git', 'hooks', 'post-checkout'), 'utf8')).toContain('"$ENGRAM_BIN" sync --import');
     const file = join(root, '.git', 'hooks', 'pre-commit');
     expect(statSync(file).mode & 0o111).not.toBe(0);
     expect(readFileSync(file, 'utf8')).toContain('ENGRAM_BIN="/opt/engram/bin/engram"');
-    expect(installGitHooks({ cwd: root, engram: '/opt/engram/bin/engram' }).hooks.map((h) => h.action)).toEqual(['unchanged', 'unchanged']);
-    expect(installGitHooks({ cwd: root, engram: '/usr/local/engram/bin/engram' }).hooks.map((h) => h.action)).toEqual(['updated', 'updated']);
-    expect(gitHooksStatus({ cwd: root }).hooks.map((h) => h.action)).toEqual(['installed', 'installed']);
-    expect(uninstallGitHooks({ cwd: root }).hooks.map((h) => h.action)).toEqual(['deleted', 'deleted']);
+    expect(installGitHooks({ cwd: root, engram: '/opt/engram/bin/engram' }).hooks.map((h) => h.action)).toEqual(['unchanged', 'unchanged', 'unchanged']);
+    expect(installGitHooks({ cwd: root, engram: '/usr/local/engram/bin/engram' }).hooks.map((h) => h.action)).toEqual(['updated', 'updated', 'updated']);
+    expect(gitHooksStatus({ cwd: root }).hooks.map((h) => h.action)).toEqual(['installed', 'installed', 'installed']);
+    expect(uninstallGitHooks({ cwd: root }).hooks.map((h) => h.action)).toEqual(['deleted', 'deleted', 'deleted']);
     expect(existsSync(file)).toBe(false);
   });
 
@@ -110,7 +112,8 @@ describe('engram hooks git', () => {
     git(root, 'add', 'main.ts');
     git(root, 'commit', '-q', '-m', 'main');
     git(root, 'merge', '-q', '--no-edit', 'side');
-    expect(readFileSync(engram.log, 'utf8').trim().split('\n')).toEqual(['ingest', 'ingest', 'ingest', 'index rebuild']);
+    // Each checkout and the merge also import what teammates shared (engram sync --import).
+    expect(readFileSync(engram.log, 'utf8').trim().split('\n')).toEqual(['ingest', 'sync --import', 'ingest', 'sync --import', 'ingest', 'index rebuild', 'sync --import']);
 
     const failing = fakeEngram(1);
     installGitHooks({ cwd: root, engram: failing.path });

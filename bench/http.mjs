@@ -1,0 +1,14 @@
+#!/usr/bin/env node
+// HTTP benchmark: what the Go engram's API on loopback adds to a search over a 10k-engram store (GET /search next to
+// the same operation in-process; target ≤ 2 ms p50), and 100 parallel clients writing and searching for 10 s (no
+// errors, no lost writes). Prints JSON lines; asserts nothing.
+//
+//   node bench/http.mjs [--size 10000] [--queries 300] [--clients 100] [--seconds 10]
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { bundleEntry } from '../scripts/bundle.mjs';
+
+const root = dirname(dirname(fileURLToPath(import.meta.url)));
+const out = await bundleEntry(join(root, 'bench', 'http-run.ts'), join(root, 'node_modules', '.cache', 'engram-bench', 'http-run.mjs'));
+process.argv.push('--root', root);
+await import(pathToFileURL(out).href);

@@ -1,0 +1,10 @@
+export { syncRepository } from './repository.js';
+export type { SyncRepository } from './repository.js';
+export { shareChanges, SYNC_SESSION } from './share.js';
+export type { ShareReport } from './share.js';
+export { receiveChanges, remoteChunks } from './receive.js';
+export type { ReceiveReport } from './receive.js';
+export { syncStatus } from './status.js';
+export type { SyncStatus } from './status.js';
+export { appendManifest, chunkFiles, encodeChunk, prepareSyncFiles, readChunk, readManifest, writeChunk, CHUNK_MAX_BYTES } from './files.js';
+export type { ChunkBody, ChunkEntry } from './files.js';
