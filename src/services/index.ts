@@ -56,6 +56,7 @@ export {
   verifyJournal,
   journalPath,
   compareTexts,
+  ConflictIndex,
   findConflicts,
   llmVerdicts,
   sourcesOf,
