@@ -58,6 +58,7 @@ export {
   verifyJournal,
   journalPath,
   compareTexts,
+  ConflictIndex,
   findConflicts,
   llmVerdicts,
   sourcesOf,

@@ -29,10 +29,19 @@ export interface DownloadEvent {
   total?: number;
 }
 
-type FeatureExtractor = (
+type FeatureExtractor = ((
   texts: string[],
   options: { pooling: 'mean'; normalize: boolean },
-) => Promise<{ dims: number[]; data: Float32Array }>;
+) => Promise<{ dims: number[]; data: Float32Array }>) & {
+  /** The pipeline's parts, present on transformers.js pipelines: {@link meanPooledRows} calls them directly. */
+  tokenizer?: (texts: string[], options: { padding: boolean; truncation: boolean }) => { attention_mask: Tensor } & Record<string, unknown>;
+  model?: (inputs: Record<string, unknown>) => Promise<Record<string, Tensor | undefined>>;
+};
+
+interface Tensor {
+  dims: number[];
+  data: ArrayLike<number | bigint>;
+}
 
 /** Imports transformers.js lazily: it costs ~200 ms and only embedding paths need it. */
 export async function importTransformers(): Promise<TransformersModule> {
@@ -53,6 +62,45 @@ function rows(output: { dims: number[]; data: Float32Array }, count: number): Fl
   return Array.from({ length: count }, (_, i) => output.data.slice(i * dim, (i + 1) * dim));
 }
 
+/**
+ * What the pipeline computes for `{ pooling: 'mean', normalize: true }` — tokenize, run the model, mean-pool the
+ * last hidden state over the attention mask, L2-normalise — with the pooling done here on typed arrays. transformers.js
+ * pools by reading its int64 mask through `Number()` once per token per dimension, which was 55 % of embedding time
+ * with a static model (docs/PERFORMANCE.md). The arithmetic is the library's, in the same order and precision (sums
+ * in doubles rounded to float32, the norm accumulated in float32), so the vectors are bit-identical.
+ */
+async function meanPooledRows(extract: Required<Pick<FeatureExtractor, 'tokenizer' | 'model'>>, texts: string[]): Promise<Float32Array[]> {
+  const inputs = extract.tokenizer(texts, { padding: true, truncation: true });
+  const outputs = await extract.model(inputs);
+  const hidden = outputs.last_hidden_state ?? outputs.logits ?? outputs.token_embeddings;
+  if (!hidden) throw new EngramError('INTERNAL', 'the embedding model returned no hidden state');
+  const [batch = 0, length = 0, dim = 0] = hidden.dims;
+  const data = hidden.data as Float32Array;
+  const mask = inputs.attention_mask.data;
+  const vectors: Float32Array[] = [];
+  for (let i = 0; i < batch; i++) {
+    const sums = new Float64Array(dim);
+    let count = 0;
+    for (let j = 0; j < length; j++) {
+      const weight = Number(mask[i * length + j]);
+      count += weight;
+      if (weight === 0) continue; // adding 0 × value leaves every sum unchanged (values are finite)
+      const offset = (i * length + j) * dim;
+      for (let k = 0; k < dim; k++) sums[k] = (sums[k] as number) + (data[offset + k] as number) * weight;
+    }
+    const vector = new Float32Array(dim);
+    const norm = new Float32Array(1);
+    for (let k = 0; k < dim; k++) {
+      vector[k] = (sums[k] as number) / count;
+      norm[0] = (norm[0] as number) + (vector[k] as number) ** 2;
+    }
+    norm[0] = (norm[0] as number) ** 0.5;
+    for (let k = 0; k < dim; k++) vector[k] = (vector[k] as number) / (norm[0] as number);
+    vectors.push(vector);
+  }
+  return vectors;
+}
+
 /** Wraps a loaded pipeline as an Embedder (mean pooling, normalised). */
 export async function embedderFromPipeline(extract: FeatureExtractor, model: string): Promise<Embedder> {
   const probe = await extract(['engram'], { pooling: 'mean', normalize: true });
@@ -64,6 +112,8 @@ export async function embedderFromPipeline(extract: FeatureExtractor, model: str
     dim,
     async embed(texts) {
       if (texts.length === 0) return [];
+      // transformers.js callables are not Functions (no bind): called through their owner.
+      if (extract.tokenizer && extract.model) return quietly(() => meanPooledRows(extract as Parameters<typeof meanPooledRows>[0], [...texts]));
       const output = await quietly(() => extract([...texts], { pooling: 'mean', normalize: true }));
       return rows(output, texts.length);
     },

@@ -43,20 +43,103 @@ function candidates(store: Store, probe: ConflictProbe, statuses: readonly Engra
           AND (? IS NULL OR project IS NULL OR project = ?)`,
     )
     .all(JSON.stringify(statuses), probe.id ?? null, probe.project, probe.project) as Array<{ id: number; text: string; content_hash: string }>;
+  return rows.map((row) => ({ id: row.id, text: row.text, analysis: analysisOf(store, row) }));
+}
+
+// The last text analysed as a probe: the same text is analysed again as a stored row right after it is written.
+let lastProbe: { text: string; analysis: Analysis } | null = null;
+
+/** `analyse`, remembering the last probe (the analysis is a pure function of the text). */
+function analysed(text: string): Analysis {
+  if (lastProbe?.text !== text) lastProbe = { text, analysis: analyse(text) };
+  return lastProbe.analysis;
+}
+
+/** A stored text's analysis, from the per-store cache while its content hash holds. */
+function analysisOf(store: Store, row: { id: number; text: string; content_hash: string }): Analysis {
   let cache = analyses.get(store);
   if (!cache) analyses.set(store, (cache = new Map()));
-  return rows.map((row) => {
-    let entry = cache.get(row.id);
-    if (!entry || entry.hash !== row.content_hash) cache.set(row.id, (entry = { hash: row.content_hash, analysis: analyse(row.text) }));
-    return { id: row.id, text: row.text, analysis: entry.analysis };
-  });
+  let entry = cache.get(row.id);
+  if (!entry || entry.hash !== row.content_hash) cache.set(row.id, (entry = { hash: row.content_hash, analysis: analysed(row.text) }));
+  return entry.analysis;
+}
+
+/** One active engram as the index holds it. */
+interface Indexed extends Candidate {
+  project: string | null;
+}
+
+/**
+ * The active engrams of a store, analysed, with an inverted index from salient stem to engram, for many conflict
+ * checks inside **one write transaction** (an import batch): loaded once, then kept true by {@link refresh} for every
+ * engram the caller writes. A pair whose shared salient stems are fewer than `CONFLICT_RULES.subjectOverlap` of the
+ * smaller side's can never be a rule conflict (rule 1): counting shared stems from the postings and comparing only
+ * the pairs that pass gives exactly the verdicts of comparing with every engram, without reading and comparing every
+ * row per line (which made an import quadratic: 29 engrams/s at 5,000 — docs/PERFORMANCE.md). Outside the
+ * transaction it was loaded in, it is stale: other writers may have changed the store.
+ */
+export class ConflictIndex {
+  private readonly entries = new Map<number, Indexed>();
+  private readonly byStem = new Map<string, Set<number>>();
+  private one: ReturnType<Store['db']['prepare']> | undefined;
+
+  constructor(private readonly store: Store) {
+    const rows = store.db
+      .prepare("SELECT id, text, content_hash, project FROM engrams WHERE deleted_at IS NULL AND status = 'active'")
+      .all() as Array<{ id: number; text: string; content_hash: string; project: string | null }>;
+    for (const row of rows) this.add({ id: row.id, text: row.text, project: row.project, analysis: analysisOf(store, row) });
+  }
+
+  /** Re-reads one engram after the caller wrote it (inserted, revised, status changed, deleted). */
+  refresh(id: number): void {
+    this.remove(id);
+    this.one ??= this.store.db.prepare("SELECT id, text, content_hash, project FROM engrams WHERE id = ? AND deleted_at IS NULL AND status = 'active'");
+    const row = this.one.get(id) as { id: number; text: string; content_hash: string; project: string | null } | undefined;
+    if (row) this.add({ id: row.id, text: row.text, project: row.project, analysis: analysisOf(this.store, row) });
+  }
+
+  /**
+   * The engrams the probe would be shown beside whose salient stems overlap it enough for rule 1 (shared stems
+   * counted from the postings, the same `shared / smaller side` as `ruleVerdict`), plus any with a precomputed verdict.
+   * The rest could only get "no conflict" from the rules, so they are not compared at all.
+   */
+  candidates(probe: ConflictProbe, mine: Analysis, precomputed?: PrecomputedVerdicts): Candidate[] {
+    const shared = new Map<number, number>();
+    for (const stem of mine.salient) for (const id of this.byStem.get(stem) ?? []) shared.set(id, (shared.get(id) ?? 0) + 1);
+    const found: Candidate[] = [];
+    for (const id of new Set([...(precomputed?.keys() ?? []), ...shared.keys()])) {
+      const entry = this.entries.get(id);
+      if (!entry || id === probe.id) continue;
+      if (probe.project !== null && entry.project !== null && entry.project !== probe.project) continue;
+      const overlap = (shared.get(id) ?? 0) / Math.min(mine.salient.size, entry.analysis.salient.size);
+      if (overlap < CONFLICT_RULES.subjectOverlap && !precomputed?.has(id)) continue;
+      found.push(entry);
+    }
+    return found;
+  }
+
+  private add(entry: Indexed): void {
+    this.entries.set(entry.id, entry);
+    for (const stem of entry.analysis.salient) {
+      let ids = this.byStem.get(stem);
+      if (!ids) this.byStem.set(stem, (ids = new Set()));
+      ids.add(entry.id);
+    }
+  }
+
+  private remove(id: number): void {
+    const entry = this.entries.get(id);
+    if (!entry) return;
+    this.entries.delete(id);
+    for (const stem of entry.analysis.salient) this.byStem.get(stem)?.delete(id);
+  }
 }
 
 /** The active engrams the probe contradicts, strongest signal first (an LLM verdict, when given, replaces the rules'). */
-export function findConflicts(store: Store, probe: ConflictProbe, precomputed?: PrecomputedVerdicts): FoundConflict[] {
-  const mine = analyse(probe.text);
+export function findConflicts(store: Store, probe: ConflictProbe, precomputed?: PrecomputedVerdicts, index?: ConflictIndex): FoundConflict[] {
+  const mine = analysed(probe.text);
   const found: FoundConflict[] = [];
-  for (const candidate of candidates(store, probe)) {
+  for (const candidate of index ? index.candidates(probe, mine, precomputed) : candidates(store, probe)) {
     const verdict = precomputed?.get(candidate.id) ?? ruleVerdict(mine, candidate.analysis);
     if (verdict.conflict) found.push({ ...verdict, other_id: candidate.id, other_text: candidate.text });
   }
@@ -91,22 +174,42 @@ export async function llmVerdicts(store: Store, probe: ConflictProbe, llm: LlmCl
 /** Records conflicts of `engramId` (open), tracking the rows for the audit entry; returns the ids recorded. */
 export function recordConflicts(store: Store, changes: ChangeSet, engramId: number, conflicts: readonly FoundConflict[], at: string): number[] {
   const ids: number[] = [];
-  const insert = store.db.prepare(
-    `INSERT INTO engram_conflicts (engram_id, other_id, method, signal, reason, status, created_at)
-     VALUES (?, ?, ?, ?, ?, 'open', ?)
-     ON CONFLICT (engram_id, other_id) DO UPDATE SET method = excluded.method, signal = excluded.signal, reason = excluded.reason,
-       status = 'open', resolution = NULL, resolved_at = NULL, created_at = excluded.created_at`,
-  );
+  if (conflicts.length === 0) return ids;
+  const { insert, find } = conflictStatements(store);
   for (const conflict of conflicts) {
-    const existing = store.db.prepare('SELECT id FROM engram_conflicts WHERE engram_id = ? AND other_id = ?').get(engramId, conflict.other_id) as { id: number } | undefined;
+    const existing = find.get(engramId, conflict.other_id) as { id: number } | undefined;
     if (existing) changes.track('engram_conflicts', { id: existing.id });
     // A model's "why" may quote what it was sent: stored like any free text, secrets removed.
     insert.run(engramId, conflict.other_id, conflict.method, conflict.signal ?? 'llm', sanitizeText(conflict.reason).text, at);
-    const id = existing?.id ?? (store.db.prepare('SELECT id FROM engram_conflicts WHERE engram_id = ? AND other_id = ?').get(engramId, conflict.other_id) as { id: number }).id;
+    const id = existing?.id ?? (find.get(engramId, conflict.other_id) as { id: number }).id;
     if (!existing) changes.created('engram_conflicts', { id });
     ids.push(id);
   }
   return ids;
+}
+
+// Prepared once per connection: an import records conflicts for many lines (preparing was 9 % of its time).
+interface ConflictStatements {
+  insert: { run(...params: unknown[]): unknown };
+  find: { get(...params: unknown[]): unknown };
+}
+const statements = new WeakMap<Store['db'], ConflictStatements>();
+
+function conflictStatements(store: Store): ConflictStatements {
+  let prepared = statements.get(store.db);
+  if (!prepared) {
+    prepared = {
+      insert: store.db.prepare(
+        `INSERT INTO engram_conflicts (engram_id, other_id, method, signal, reason, status, created_at)
+     VALUES (?, ?, ?, ?, ?, 'open', ?)
+     ON CONFLICT (engram_id, other_id) DO UPDATE SET method = excluded.method, signal = excluded.signal, reason = excluded.reason,
+       status = 'open', resolution = NULL, resolved_at = NULL, created_at = excluded.created_at`,
+      ),
+      find: store.db.prepare('SELECT id FROM engram_conflicts WHERE engram_id = ? AND other_id = ?'),
+    };
+    statements.set(store.db, prepared);
+  }
+  return prepared;
 }
 
 /** Open conflicts that involve an engram (either side). */

@@ -44,7 +44,7 @@ export { journalPath, journalLine, syncJournal, verifyJournal } from './journal.
 export type { JournalSync, JournalProblem, JournalReport } from './journal.js';
 export { analyse, compareTexts, ruleVerdict, subjectOverlap, llmVerdict, CONFLICT_RULES, CONFLICT_SYSTEM } from './conflicts.js';
 export type { Analysis, ConflictSignal, ConflictVerdict } from './conflicts.js';
-export { findConflicts, llmVerdicts, recordConflicts, openConflictsOf, resolveConflicts } from './detect.js';
+export { ConflictIndex, findConflicts, llmVerdicts, recordConflicts, openConflictsOf, resolveConflicts } from './detect.js';
 export type { ConflictProbe, FoundConflict, PrecomputedVerdicts } from './detect.js';
 export { recordSources, sourcesOf, engramsWithSpans } from './sources.js';
 export type { EngramSource, StoredSource, SourceFile, SourceSpan } from './sources.js';

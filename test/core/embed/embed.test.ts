@@ -106,6 +106,23 @@ describe('transformers.js models from ../shared/models (offline)', () => {
       expect(cosine(batched as Float32Array, single as Float32Array)).toBeCloseTo(1, 4);
       expect(await embedder.embed([])).toEqual([]);
     });
+
+    it(`${model}: pools exactly as the transformers.js pipeline does (bit-identical vectors, padded batch)`, async () => {
+      const { pipeline, env } = await import('@xenova/transformers');
+      env.allowLocalModels = true;
+      env.allowRemoteModels = false;
+      env.useFSCache = false;
+      env.localModelPath = `${MODELS_DIR}/`;
+      const extract = await pipeline('feature-extraction', model, { quantized: true });
+      const settings = settingsFor({ ENGRAM_MODEL_DIR: MODELS_DIR, ENGRAM_MODEL: model });
+      const embedder = await loadEmbedder(resolveEmbedder(settings).spec!);
+      // Different lengths, so the short ones are padded and the mask matters.
+      const texts = ['pnpm', 'Run the build before running the test suite, always, even for a one-line change.', 'Never commit .env files'];
+      const ours = await embedder.embed(texts);
+      const theirs = await extract(texts, { pooling: 'mean', normalize: true });
+      const dim = theirs.dims.at(-1) as number;
+      texts.forEach((_, i) => expect(Array.from(ours[i] as Float32Array)).toEqual(Array.from((theirs.data as Float32Array).slice(i * dim, (i + 1) * dim))));
+    });
   }
 });
 
