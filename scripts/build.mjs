@@ -5,7 +5,7 @@
 //
 //   node scripts/build.mjs
 import { build } from 'esbuild';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BASE_OPTIONS } from './bundle.mjs';
@@ -59,5 +59,19 @@ await build({
   legalComments: 'none',
   logLevel: 'warning',
 });
+// The viewer page (`engram ui`): browser code in one file, with its HTML and CSS beside it. Nothing is fetched from
+// anywhere but the server that serves it (its Content-Security-Policy allows only 'self').
+await build({
+  entryPoints: { app: join(root, 'src/ui/client/main.ts') },
+  outdir: join(root, 'dist', 'ui'),
+  bundle: true,
+  platform: 'browser',
+  format: 'esm',
+  target: 'es2022',
+  minify: true,
+  legalComments: 'none',
+  logLevel: 'warning',
+});
+for (const file of ['index.html', 'app.css']) copyFileSync(join(root, 'src/ui/client', file), join(root, 'dist', 'ui', file));
 writeFileSync(join(root, 'dist', 'build.json'), `${JSON.stringify({ version: pkg.version, built_at: new Date().toISOString() })}\n`);
-process.stdout.write(`built dist/ (${Object.keys(entryPoints).length + 1} bundles) in ${Math.round(performance.now() - started)} ms\n`);
+process.stdout.write(`built dist/ (${Object.keys(entryPoints).length + 2} bundles) in ${Math.round(performance.now() - started)} ms\n`);

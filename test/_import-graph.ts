@@ -40,8 +40,13 @@ export function importsOf(file: string): { files: string[]; unresolved: string[]
   return { files: [...new Set(files)], unresolved };
 }
 
-/** Every file reachable from the entries, each with the path that first reached it (for error messages). */
-export function reachable(entries: readonly string[]): Map<string, string[]> {
+/**
+ * Every file reachable from the entries, each with the path that first reached it (for error messages). Files under
+ * a folder in `walls` are not entered (a walk that asks "is X reachable other than through W?").
+ */
+export function reachable(entries: readonly string[], walls: readonly string[] = []): Map<string, string[]> {
+  const blocked = walls.map((wall) => resolve(wall));
+  const walled = (file: string): boolean => blocked.some((wall) => file === wall || file.startsWith(`${wall}/`));
   const paths = new Map<string, string[]>();
   const queue: string[] = [];
   for (const entry of entries) {
@@ -54,7 +59,7 @@ export function reachable(entries: readonly string[]): Map<string, string[]> {
   while (queue.length > 0) {
     const file = queue.shift() as string;
     for (const next of importsOf(file).files) {
-      if (paths.has(next)) continue;
+      if (paths.has(next) || walled(next)) continue;
       paths.set(next, [...(paths.get(file) as string[]), next]);
       queue.push(next);
     }
@@ -63,9 +68,9 @@ export function reachable(entries: readonly string[]): Map<string, string[]> {
 }
 
 /** The first path from `entries` into any file under `forbidden` (a file or a folder), or null. */
-export function pathInto(entries: readonly string[], forbidden: string): string[] | null {
+export function pathInto(entries: readonly string[], forbidden: string, walls: readonly string[] = []): string[] | null {
   const target = resolve(forbidden);
-  for (const [file, path] of reachable(entries)) {
+  for (const [file, path] of reachable(entries, walls)) {
     if (file === target || file.startsWith(`${target}/`)) return path;
   }
   return null;

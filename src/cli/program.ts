@@ -16,6 +16,7 @@ import { registerServeCommands } from './commands/serve.js';
 import { registerSyncCommands } from './commands/sync.js';
 import { registerTapeCommands } from './commands/tapes.js';
 import { registerTransferCommands } from './commands/transfer.js';
+import { registerUiCommands } from './commands/ui.js';
 import { registerWorkspaceCommands } from './commands/workspace.js';
 import { createCliContext, type CliContext, type CliIo } from './context.js';
 import { emit, reportError } from './output.js';
@@ -85,6 +86,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   registerContextCommands(program, action);
   registerServeCommands(program, action);
   registerSyncCommands(program, action);
+  registerUiCommands(program, action);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

@@ -8,6 +8,6 @@ export { listenHttp, whoHolds } from './server.js';
 export type { HttpListener, HttpState } from './server.js';
 export { allowedHosts } from './security.js';
 export type { Binding } from './security.js';
-export { BODY_MAX_BYTES, IMPORT_MAX_BYTES } from './limits.js';
+export { BODY_MAX_BYTES, IMPORT_MAX_BYTES, bodyText } from './limits.js';
 export { HTTP_ACTOR, HTTP_CALLER } from './run.js';
 export type { RunOperation } from './run.js';

@@ -8,6 +8,7 @@
  * @module
  */
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -46,7 +47,8 @@ import {
   type SearchEngine,
 } from '../services/index.js';
 import { handleHookCall } from '../hooks/dispatch.js';
-import { createHttpApp, HTTP_ACTOR, HTTP_CALLER, listenHttp, type Binding, type HttpListener, type HttpState } from '../http/index.js';
+import { createHttpApp, HTTP_ACTOR, HTTP_CALLER, listenHttp, type Binding, type HttpListener, type HttpState, type RouteGroup } from '../http/index.js';
+import { secretMatches, viewerApp } from '../ui/index.js';
 import { hookEnvironment } from '../hooks/environment.js';
 import type { HookRuntime } from '../hooks/events.js';
 import { serverPaths } from './address.js';
@@ -329,6 +331,8 @@ async function reply(request: unknown): Promise<ServerReply> {
     case 'stop':
       setImmediate(() => shutdown('stop requested'));
       return { ok: true, op: 'stop' };
+    case 'ui':
+      return openViewer(message.port);
   }
 }
 
@@ -411,6 +415,7 @@ function finishShutdown(reason: string, code: number): void {
   if (existsSync(settings.paths.home)) log.info('server stopping', { reason, pid: process.pid, requests, uptime_s: Math.round((Date.now() - startedAt.getTime()) / 1000) });
   server.close();
   void httpListener?.close();
+  void viewerListener?.listener.close();
   if (lockOwner(paths.lock) === process.pid) {
     rmSync(paths.socket, { force: true });
     rmSync(paths.info, { force: true });
@@ -501,23 +506,7 @@ async function startHttp(): Promise<void> {
     if (foreground) failForeground(problem);
     return;
   }
-  const app = createHttpApp({
-    run: async (name, params) => {
-      requests++;
-      busy++;
-      lastActivity = Date.now();
-      try {
-        return await runOperation(name, params, contextFor(HTTP_CALLER, HTTP_ACTOR));
-      } finally {
-        busy--;
-        lastActivity = Date.now();
-      }
-    },
-    log,
-    binding,
-    token,
-    timeoutMs: liveSettings().config.http.timeout_ms,
-  });
+  const app = buildHttpApp(binding, token);
   const wasInUse = httpState.state === 'port_in_use';
   const { state, listener } = await listenHttp(app, binding);
   if (stopping) {
@@ -535,6 +524,84 @@ async function startHttp(): Promise<void> {
   if (!wasInUse) log.warn('HTTP API not started', { detail: state.detail });
   if (foreground) return failForeground(state.detail);
   if (state.state === 'port_in_use') setTimeout(() => void startHttp(), HTTP_RETRY_MS).unref();
+}
+
+/** The HTTP app for one listener: the Go engram's API, plus the viewer on loopback listeners (it has no token). */
+function buildHttpApp(binding: Binding, token: string | undefined) {
+  return createHttpApp({
+    run: async (name, params) => {
+      requests++;
+      busy++;
+      lastActivity = Date.now();
+      try {
+        return await runOperation(name, params, contextFor(HTTP_CALLER, HTTP_ACTOR));
+      } finally {
+        busy--;
+        lastActivity = Date.now();
+      }
+    },
+    log,
+    binding,
+    token,
+    timeoutMs: liveSettings().config.http.timeout_ms,
+    groups: binding.remote ? [] : [viewerGroup()],
+  });
+}
+
+/** Secrets `engram ui` handed out since this server started, newest last (a few launches stay valid). */
+const viewerSecrets: string[] = [];
+const VIEWER_SECRETS_KEPT = 8;
+/** The viewer's own loopback listener, when the HTTP API cannot serve it (off, taken, remote, or another port). */
+let viewerListener: { listener: HttpListener; port: number; url: string } | null = null;
+let viewerRoutes: RouteGroup | null = null;
+const distDir = dirname(fileURLToPath(import.meta.url));
+
+/** The viewer's routes, built once and shared by every listener. */
+function viewerGroup(): RouteGroup {
+  viewerRoutes ??= {
+    path: '/ui',
+    app: viewerApp({
+      store,
+      settings: liveSettings,
+      search: (request) => engine.search(request),
+      knows: (secret) => secretMatches(viewerSecrets, secret),
+      assets: join(distDir, 'ui'),
+      installRoot: env.installRoot ?? dirname(distDir),
+      now: () => new Date(),
+      touch: () => {
+        lastActivity = Date.now();
+      },
+    }),
+  };
+  return viewerRoutes;
+}
+
+/** `engram ui`: a new secret, and the loopback URL the viewer answers on (starting its own listener when needed). */
+async function openViewer(port: number | undefined): Promise<ServerReply> {
+  lastActivity = Date.now();
+  let origin: string | null = null;
+  let at = 0;
+  const http = httpState.state === 'listening' && httpListener && !httpBinding().binding.remote ? httpState : null;
+  if (http && (port === undefined || port === http.port)) {
+    origin = `http://127.0.0.1:${http.port}`;
+    at = http.port;
+  } else if (viewerListener && (port === undefined || port === viewerListener.port)) {
+    origin = viewerListener.url;
+    at = viewerListener.port;
+  } else {
+    const binding: Binding = { host: '127.0.0.1', port: port ?? 0, remote: false };
+    const { state, listener } = await listenHttp(buildHttpApp(binding, undefined), binding);
+    if (state.state !== 'listening' || !listener) return { ok: false, error: state.state === 'listening' ? 'the viewer could not listen' : state.detail };
+    await viewerListener?.listener.close();
+    viewerListener = { listener, port: state.port, url: state.url };
+    origin = state.url;
+    at = state.port;
+    log.info('viewer listening on its own port', { url: state.url });
+  }
+  const secret = randomBytes(24).toString('base64url');
+  viewerSecrets.push(secret);
+  if (viewerSecrets.length > VIEWER_SECRETS_KEPT) viewerSecrets.shift();
+  return { ok: true, op: 'ui', url: `${origin}/ui/#${secret}`, origin, port: at, secret };
 }
 
 /** `engram serve` asked for the HTTP API and cannot have it: say why on stdout (JSON) and stop. */

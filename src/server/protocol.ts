@@ -35,6 +35,11 @@ export const ServerRequestSchema = z.discriminatedUnion('op', [
   /** Run queued background jobs soon (SessionEnd sends this). */
   z.strictObject({ v: z.literal(PROTOCOL_VERSION), op: z.literal('wake') }),
   z.strictObject({ v: z.literal(PROTOCOL_VERSION), op: z.literal('stop') }),
+  /**
+   * `engram ui`: hand out a new per-launch secret for the viewer and say where it is served (the HTTP listener, or
+   * one of its own on loopback when that is off, elsewhere or not on `port`).
+   */
+  z.strictObject({ v: z.literal(PROTOCOL_VERSION), op: z.literal('ui'), port: z.number().int().min(0).max(65_535).optional() }),
 ]);
 export type ServerRequest = z.infer<typeof ServerRequestSchema>;
 
@@ -56,6 +61,8 @@ export type ServerReply =
       mode: 'hybrid' | 'bm25';
     }
   | { ok: true; op: 'wake' | 'stop' }
+  /** `url` carries the secret in its fragment (never sent to a server, never in a log). */
+  | { ok: true; op: 'ui'; url: string; origin: string; port: number; secret: string }
   | { ok: false; error: string };
 
 /** True when version `a` is newer than `b` (numeric dotted versions; anything else compares as equal). */

@@ -11,6 +11,7 @@ export {
   storeDraft,
   getEngram,
   listEngrams,
+  engramFacets,
   resolveEngram,
   updateEngram,
   deprecateEngram,
@@ -27,6 +28,7 @@ export type {
   EngramRef,
   ListOptions,
   EngramPage,
+  EngramFacets,
   EngramPatch,
   EditResult,
   DeleteResult,
@@ -393,7 +395,7 @@ export { OPERATIONS, OPERATION_NAMES, CallerSchema, operation, runOperation } fr
 export type { Caller, OpContext, Operation, OperationName } from './ops/index.js';
 export { reviewQueue, listConflicts, conflictsOf, engramHistory, NEAR_DUPLICATE_OVERLAP } from './review/index.js';
 export type { ReviewItem, ReviewQueue, ReviewReason, ReviewOptions, ConflictView, HistoryStep } from './review/index.js';
-export { whyEngram, checkLiveness, momentSource, loadTapes, tapesOfSession } from './provenance/index.js';
-export type { WhyReport, WhySource, MomentEvent, LivenessReport, Death } from './provenance/index.js';
+export { whyEngram, engramDetail, checkLiveness, momentSource, loadTapes, tapesOfSession } from './provenance/index.js';
+export type { EngramDetail, WhyReport, WhySource, MomentEvent, LivenessReport, Death } from './provenance/index.js';
 export { recallContextText, syncContext, disableContext, contextFilesOf, BLOCK_BEGIN, BLOCK_END } from './context/index.js';
 export type { ContextText, ContextOptions, ContextSyncReport, FileSync } from './context/index.js';

@@ -162,6 +162,11 @@ export interface EngramFilter {
   liveness?: readonly Liveness[];
   /** Include soft-deleted engrams. @default false */
   includeDeleted?: boolean;
+  /**
+   * Only stale engrams: the later of `confirmed_at` (else `created_at`) and `last_matched_at` is at or before the
+   * cutoff of the engram's kind (`otherwise` for kinds not listed; null: that kind never goes stale).
+   */
+  staleCutoffs?: { byKind: Record<string, string | null>; otherwise: string | null };
   limit?: number;
   offset?: number;
 }
@@ -294,6 +299,14 @@ export function createEngramRepo(db: Database): EngramRepo {
     if (filter.pinned !== undefined) {
       clauses.push('pinned = ?');
       params.push(filter.pinned ? 1 : 0);
+    }
+    if (filter.staleCutoffs !== undefined) {
+      // A kind that never goes stale gets a NULL cutoff, and a comparison with NULL is never true.
+      const kinds = Object.entries(filter.staleCutoffs.byKind);
+      const cutoff = kinds.length ? `CASE kind ${kinds.map(() => 'WHEN ? THEN ?').join(' ')} ELSE ? END` : '?';
+      clauses.push(`max(coalesce(confirmed_at, created_at), coalesce(last_matched_at, '')) <= ${cutoff}`);
+      for (const [kind, at] of kinds) params.push(kind, at);
+      params.push(filter.staleCutoffs.otherwise);
     }
     return { sql: clauses.length ? `WHERE ${clauses.join(' AND ')}` : '', params };
   };

@@ -11,6 +11,7 @@ import {
   type Scope,
   type Store,
 } from '../../core/index.js';
+import { freshness, type GovernancePolicy } from '../governance/index.js';
 
 /** An engram reference from a caller: its numeric id or its uid. */
 export type EngramRef = number | string;
@@ -51,6 +52,8 @@ export interface ListOptions {
   pendingLearnedBy?: readonly LearnedBy[];
   liveness?: readonly Liveness[];
   includeDeleted?: boolean;
+  /** Only engrams past their decay under this policy at this time (what review lists as stale). */
+  stale?: { policy: GovernancePolicy; now: Date };
   /** @default 50 */
   limit?: number;
   /** @default 0 */
@@ -88,6 +91,43 @@ export function listEngrams(store: Store, options: ListOptions = {}): EngramPage
   if (options.scope !== undefined) filter.scope = options.scope;
   if (options.pinned !== undefined) filter.pinned = options.pinned;
   if (options.includeDeleted) filter.includeDeleted = true;
+  if (options.stale) filter.staleCutoffs = staleCutoffs(options.stale.policy, options.stale.now);
   const page = store.read(() => store.engrams.list(filter));
   return { ...page, limit, offset };
+}
+
+/** Per kind, the newest "last confirmed or useful" time that is stale at `now` (see governance staleAfter). */
+function staleCutoffs(policy: GovernancePolicy, now: Date): NonNullable<EngramFilter['staleCutoffs']> {
+  const fresh = freshness(policy, now);
+  const cutoff = (kind: string): string | null => {
+    const decay = fresh.decayMs(kind);
+    return decay === null ? null : new Date(now.getTime() - decay).toISOString();
+  };
+  const byKind: Record<string, string | null> = {};
+  for (const kind of Object.keys(policy.decay)) if (kind !== 'default') byKind[kind] = cutoff(kind);
+  // A kind not in the map decays like `default`.
+  return { byKind, otherwise: cutoff('default') };
+}
+
+/** What the engrams of a store are filed under, with counts: the choices of a filter (the viewer's Engrams screen). */
+export interface EngramFacets {
+  categories: Array<{ value: string; count: number }>;
+  projects: Array<{ value: string | null; count: number }>;
+  tags: Array<{ value: string; count: number }>;
+  statuses: Array<{ value: EngramStatus; count: number }>;
+}
+
+/** Counts of live (not soft-deleted) engrams by category, project, status and tag (the 200 most used tags). */
+export function engramFacets(store: Store): EngramFacets {
+  return store.read(() => {
+    const group = <T>(column: string): Array<{ value: T; count: number }> =>
+      store.db.prepare(`SELECT ${column} AS value, count(*) AS count FROM engrams WHERE deleted_at IS NULL GROUP BY ${column} ORDER BY count DESC, value`).all() as Array<{ value: T; count: number }>;
+    const tags = store.db
+      .prepare(
+        `SELECT t.value AS value, count(*) AS count FROM engrams e, json_each(e.tags) t WHERE e.deleted_at IS NULL
+          GROUP BY t.value ORDER BY count DESC, t.value LIMIT 200`,
+      )
+      .all() as Array<{ value: string; count: number }>;
+    return { categories: group<string>('category'), projects: group<string | null>('project'), tags, statuses: group<EngramStatus>('status') };
+  });
 }

@@ -5,6 +5,8 @@
  */
 export { findMoment, momentSource, loadTapes, tapesOfSession, codeNames, namesCode, eventText, MOMENT } from './moment.js';
 export { whyEngram, describeEvent } from './why.js';
+export { engramDetail } from './detail.js';
+export type { EngramDetail } from './detail.js';
 export type { WhyReport, WhySource, MomentEvent } from './why.js';
 export { checkLiveness, spanLiveness, DEAD_SHARE } from './liveness.js';
 export type { LivenessReport, SpanLiveness, Death } from './liveness.js';

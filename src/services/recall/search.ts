@@ -55,6 +55,17 @@ export interface SearchHit {
   /** Raw signal values: BM25 score and cosine similarity, or null. */
   signals: { bm25: number | null; vector: number | null };
   engram: Engram;
+  /** With `explain`: the fused (RRF) score and each factor applied to it after fusion, in order. */
+  adjustments?: ScoreAdjustments;
+}
+
+/** How a result's fused score became its final score (multiplying factors; 1 = no change). */
+export interface ScoreAdjustments {
+  fused: number;
+  /** Learned relevance in the environment's tags (average score −3…3 and evaluations), or null without any. */
+  tag_relevance: { average: number; evals: number; factor: number } | null;
+  pinned: number;
+  recency: number;
 }
 
 /** A search's answer. */
@@ -433,6 +444,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
           vector: similarities.has(entry.id) ? Math.round((similarities.get(entry.id) as number) * 1e4) / 1e4 : null,
         },
         engram: engrams.get(entry.id) as Engram,
+        ...(request.explain ? { adjustments: entry.adjustments } : {}),
       }));
       response.timings.total_ms = elapsed(started);
       return response;
@@ -481,25 +493,27 @@ function adjust<T extends { id: number; score: number }>(
   engrams: ReadonlyMap<number, RecallFields | null>,
   env: SearchEnvironment,
   now: Date,
-): T[] {
-  if (fused.length === 0) return fused;
+): Array<T & { adjustments: ScoreAdjustments }> {
+  if (fused.length === 0) return [];
   const relevance = learnedRelevance(store, fused.map((entry) => entry.id), env.tags ?? []);
   const { tagRelevance, pinnedBoost, recency } = TUNING;
-  const kept: T[] = [];
+  const kept: Array<T & { adjustments: ScoreAdjustments }> = [];
   for (const entry of fused) {
-    let score = entry.score;
+    const adjustments: ScoreAdjustments = { fused: entry.score, tag_relevance: null, pinned: 1, recency: 1 };
     const learned = relevance.get(entry.id);
     if (learned) {
       if (learned.unwanted) continue;
-      score *= 1 + (tagRelevance.weight * Math.max(-3, Math.min(3, learned.average))) / 3;
+      const factor = 1 + (tagRelevance.weight * Math.max(-3, Math.min(3, learned.average))) / 3;
+      adjustments.tag_relevance = { average: learned.average, evals: learned.evals, factor };
     }
     const engram = engrams.get(entry.id);
-    if (engram?.pinned) score *= 1 + pinnedBoost;
+    if (engram?.pinned) adjustments.pinned = 1 + pinnedBoost;
     if (engram) {
       const days = Math.max(0, (now.getTime() - Date.parse(engram.last_seen_at)) / 86_400_000);
-      score *= 1 - (recency.maxPenalty * days) / (days + recency.halfLifeDays);
+      adjustments.recency = 1 - (recency.maxPenalty * days) / (days + recency.halfLifeDays);
     }
-    kept.push({ ...entry, score });
+    const score = entry.score * (adjustments.tag_relevance?.factor ?? 1) * adjustments.pinned * adjustments.recency;
+    kept.push({ ...entry, score, adjustments });
   }
   return kept.sort((a, b) => b.score - a.score); // stable: equal scores keep fusion's deterministic order
 }

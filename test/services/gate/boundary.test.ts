@@ -81,9 +81,16 @@ describe('the human gate (src/services/gate) is structurally out of reach', () =
 
   it('is not reachable from the warm server (its socket dispatcher and protocol) or the hook handlers', () => {
     expect(sourceFiles(SERVER).map((file) => relative(SERVER, file))).toEqual(expect.arrayContaining(['main.ts', 'protocol.ts']));
+    // The warm server also hosts the viewer (src/ui), a person's page behind a per-launch secret, whose Review
+    // screen approves and undoes: the only way from the server into the gate is through that surface.
+    const VIEWER = join(SRC, 'ui');
     for (const file of [...sourceFiles(SERVER), ...sourceFiles(join(SRC, 'hooks'))]) {
-      expect(show(pathInto([file], GATE)), relative(ROOT, file)).toBe('unreachable');
+      expect(show(pathInto([file], GATE, [VIEWER])), relative(ROOT, file)).toBe('unreachable');
     }
+    for (const file of [join(SRC, 'server', 'protocol.ts'), join(SRC, 'server', 'client.ts'), join(SRC, 'server', 'call.ts'), ...sourceFiles(join(SRC, 'hooks'))]) {
+      expect(show(pathInto([file], VIEWER)), relative(ROOT, file)).toBe('unreachable');
+    }
+    expect(pathInto([join(SRC, 'server', 'main.ts')], GATE)?.map((file) => relative(SRC, file))).toContain('ui/api.ts');
   });
 
   it('is reachable from the CLI, where a person decides', () => {
