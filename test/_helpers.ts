@@ -354,12 +354,12 @@ export function fakeRuntime(root: string, home: string, base = join(home, 'runti
 
 /**
  * The environment for a process a test starts with an environment of its own: PATH, the package and agent CLI caches
- * (HOME is a throwaway folder during the run, see global-setup.ts), the run's marker (the global teardown finds
+ * (HOME is a throwaway folder during the run, see global-setup.ts), the HTTP port (any free one), the run's marker (the global teardown finds
  * Engram processes that outlived their test by it), then `extra`.
  */
 export function processEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = { PATH: process.env.PATH ?? '' };
-  for (const name of ['XDG_CACHE_HOME', 'npm_config_cache', 'ENGRAM_TEST_RUN']) {
+  for (const name of ['XDG_CACHE_HOME', 'npm_config_cache', 'ENGRAM_TEST_RUN', 'ENGRAM_PORT']) {
     const value = process.env[name];
     if (value) env[name] = value;
   }

@@ -101,6 +101,9 @@ export default function setup(): () => Promise<void> {
   // Only HOME moves: ENGRAM_HOME, CLAUDE_CONFIG_DIR and CODEX_HOME follow it by default, and tests that give a
   // process its own HOME expect exactly that (CODEX_HOME set would even make every hook think Codex ran it).
   Object.assign(process.env, { HOME: sandbox, ENGRAM_TEST_RUN: randomUUID() });
+  // Every warm server a test starts serves the HTTP API; on the default port (7437) the first would take it and the
+  // others log that it is in use, which tests read as a problem. Any free port instead, unless a test names one.
+  process.env.ENGRAM_PORT = '0';
   const marker = process.env.ENGRAM_TEST_RUN as string;
   const before = realHomeState(realHome);
 
