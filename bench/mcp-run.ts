@@ -9,11 +9,12 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { loadSettings, openStore, readEnv } from '../src/core/index.js';
 import { createSearchEngine, importEngrams, MCP_AGENT, percentile, runOperation, searchTuning } from '../src/services/index.js';
 import { hookEnvironment } from '../src/hooks/environment.js';
+// The SDK after our modules: in one unsplit bundle, zod's classes must be initialised before the SDK's schemas use them.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string): string => {
