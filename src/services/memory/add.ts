@@ -114,6 +114,23 @@ export function reassess(
   return { fields: { tier: tier.tier }, conflicts };
 }
 
+/** What every new engram row starts with: seen once, never matched, live, unrevised, dated `at`. */
+export function freshRowCounters(at: string) {
+  return {
+    occurrence_count: 1,
+    times_matched: 0,
+    last_matched_at: null,
+    deprecated: false,
+    deprecated_reason: null,
+    revision_count: 0,
+    duplicate_count: 0,
+    created_at: at,
+    updated_at: at,
+    last_seen_at: at,
+    deleted_at: null,
+  } as const;
+}
+
 /** A new engram's row without the review columns, which {@link insertReviewed} decides. */
 export type UnreviewedEngram = Omit<NewEngram, 'status' | 'status_reason' | 'learned_by' | 'tier' | 'confirmed_at'>;
 
@@ -207,17 +224,7 @@ export function storeDraft(
     {
       ...fields,
       auto_pinned: false,
-      occurrence_count: 1,
-      times_matched: 0,
-      last_matched_at: null,
-      deprecated: false,
-      deprecated_reason: null,
-      revision_count: 0,
-      duplicate_count: 0,
-      created_at: at,
-      updated_at: at,
-      last_seen_at: at,
-      deleted_at: null,
+      ...freshRowCounters(at),
     },
     at,
   );

@@ -21,6 +21,7 @@ import {
 import {
   cleanText,
   deleteEngram,
+  freshRowCounters,
   insertReviewed,
   learnedByOf,
   reassess,
@@ -315,22 +316,12 @@ export function storeObservation(store: Store, prepared: PreparedObservation, co
       source_sessions: [sessionId],
       session_id: sessionId,
       tool_name: toolName,
-      occurrence_count: 1,
-      times_matched: 0,
-      last_matched_at: null,
       pinned: false,
       auto_pinned: false,
-      deprecated: false,
-      deprecated_reason: null,
       project,
       scope,
       topic_key: topicKey,
-      revision_count: 0,
-      duplicate_count: 0,
-      created_at: at,
-      updated_at: at,
-      last_seen_at: at,
-      deleted_at: null,
+      ...freshRowCounters(at),
     },
     at,
   );
@@ -353,15 +344,10 @@ export function savedResult(prepared: PreparedObservation, stored: StoredObserva
   };
 }
 
-export const UpdateObservationSchema = z.strictObject({
-  id: z.number().int().positive(),
-  type: z.string().optional(),
-  title: z.string().optional(),
-  content: z.string().optional(),
-  project: z.string().optional(),
-  scope: z.string().optional(),
-  topic_key: z.string().optional(),
-});
+/** A save's fields, each optional, minus the session and tool a save is made in. */
+export const UpdateObservationSchema = SaveObservationSchema.omit({ session_id: true, tool_name: true })
+  .partial()
+  .extend({ id: z.number().int().positive() });
 export type UpdateObservationInput = z.infer<typeof UpdateObservationSchema>;
 
 /** What {@link updateObservation} did. */
