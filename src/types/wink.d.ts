@@ -30,6 +30,7 @@ declare module 'wink-bm25-text-search' {
     getTotalDocs(): number;
     /** Token → token index (after consolidate). */
     getTokens(): Record<string, number>;
+    getTotalCorpusLength(): number;
     /** Token index → IDF (after consolidate; empty after importJSON, which does not carry it). */
     getIDF(): number[];
     /** Document id → its weighted term frequencies by token index. */

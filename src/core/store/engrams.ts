@@ -178,6 +178,9 @@ export type RecallFields = Pick<
   | 'kind' | 'status' | 'learned_by' | 'liveness' | 'confirmed_at' | 'last_matched_at' | 'created_at'
 >;
 
+/** The columns the BM25 index analyses and filters on (services/recall/bm25.ts). */
+export type SearchableFields = Pick<Engram, 'id' | 'title' | 'text' | 'category' | 'tags' | 'project' | 'status' | 'learned_by' | 'deleted_at'>;
+
 /** Counts for `engram status`. */
 export interface EngramCounts {
   total: number;
@@ -195,6 +198,12 @@ export interface EngramCounts {
 }
 
 const ITERATE_PAGE = 500;
+
+const SEARCHABLE = 'id, title, text, category, tags, project, status, learned_by, deleted_at';
+/** Index builds read every live engram: large pages, few statements. */
+const SEARCHABLE_PAGE = 5_000;
+type SearchableRow = Pick<EngramRow, 'id' | 'title' | 'text' | 'category' | 'tags' | 'project' | 'status' | 'learned_by' | 'deleted_at'>;
+const searchableFrom = (row: SearchableRow): SearchableFields => ({ ...row, tags: JSON.parse(row.tags) as string[] });
 
 /** Which review states a read shows: these statuses, and pending engrams learned as `pendingLearnedBy` says. */
 export interface StatusVisibility {
@@ -223,6 +232,10 @@ export interface EngramRepo {
   getMany(ids: readonly number[]): Engram[];
   /** The fields recall's gates and adjustments read, for many candidates at once (cheaper than whole engrams). */
   recallFields(ids: readonly number[]): RecallFields[];
+  /** The searchable columns of these engrams (deleted ones included, missing ids skipped), ascending by id. */
+  searchable(ids: readonly number[]): SearchableFields[];
+  /** The searchable columns of every live engram in id order, read in large pages (index builds). */
+  iterateSearchable(): IterableIterator<SearchableFields>;
   findLiveByHash(hash: string, project: string | null, scope: Scope): Engram | undefined;
   findLiveByTopic(topicKey: string, project: string | null, scope: Scope): Engram | undefined;
   update(id: number, fields: Partial<Omit<Engram, 'id' | 'uid' | 'content_hash'>>): Engram;
@@ -379,6 +392,22 @@ export function createEngramRepo(db: Database): EngramRepo {
           last_matched_at: row.last_matched_at,
           created_at: row.created_at,
         }));
+    },
+    searchable(ids) {
+      if (ids.length === 0) return [];
+      return cached(`SELECT ${SEARCHABLE} FROM engrams WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id`)
+        .all(JSON.stringify(ids))
+        .map((row) => searchableFrom(row as SearchableRow));
+    },
+    *iterateSearchable() {
+      const page = cached(`SELECT ${SEARCHABLE} FROM engrams WHERE deleted_at IS NULL AND id > ? ORDER BY id LIMIT ${SEARCHABLE_PAGE}`);
+      let after = 0;
+      for (;;) {
+        const rows = page.all(after) as SearchableRow[];
+        for (const row of rows) yield searchableFrom(row);
+        if (rows.length < SEARCHABLE_PAGE) return;
+        after = (rows.at(-1) as SearchableRow).id;
+      }
     },
     findLiveByHash(hash, project, scope) {
       const row = byHash.get(hash, project, scope);

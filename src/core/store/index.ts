@@ -4,12 +4,12 @@ export { SCHEMA_VERSION, MIGRATIONS, migrate, schemaVersion } from './migrations
 export type { Migration, MigrationReport } from './migrations.js';
 export { loadVectorExtension, loadSqlite, openDatabase } from './database.js';
 export type { Database } from './database.js';
-export type { EngramRepo, EngramFilter, EngramCounts, NewEngram, RecallFields, StatusVisibility } from './engrams.js';
+export type { EngramRepo, EngramFilter, EngramCounts, NewEngram, RecallFields, SearchableFields, StatusVisibility } from './engrams.js';
 export type { SessionRepo, Session, SessionSighting, UserPrompt, Agent } from './sessions.js';
 export type { StatsRepo, TagRelevanceRow } from './stats.js';
 export { KNN_MAX_K } from './vectors.js';
 export { UNUSABLE_ANSWER } from './activity.js';
-export type { VectorRepo, VectorSpace, VectorSpaceInfo, PendingVector, Neighbour, SearchState } from './vectors.js';
+export type { VectorRepo, VectorSpace, VectorSpaceInfo, PendingVector, Neighbour, SearchChanges, SearchState } from './vectors.js';
 export type { ActivityRepo, ShownRecord, ToolEventRecord, SessionAuditRecord, JudgementRecord, EvaluationState } from './activity.js';
 export type { JobRepo, Job, JobKind } from './jobs.js';
 export type { LlmUsageRepo, LlmUsageTotals } from './llm-usage.js';

@@ -463,6 +463,37 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 13,
+    name: 'search-changes',
+    sql: `
+      -- Which engram each move of search_state.generation was about: one row per move, written by the same triggers,
+      -- so a process holding a BM25 index built at generation G reads the rows changed since (generation > G) and
+      -- updates its index incrementally instead of rebuilding it. The log is complete for (G, now] exactly when it
+      -- holds now − G rows; rows at or below a persisted snapshot's generation are pruned.
+      CREATE TABLE search_changes (
+        generation INTEGER PRIMARY KEY,
+        engram_id  INTEGER NOT NULL
+      );
+      DROP TRIGGER engrams_search_insert;
+      DROP TRIGGER engrams_search_update;
+      DROP TRIGGER engrams_search_delete;
+      CREATE TRIGGER engrams_search_insert AFTER INSERT ON engrams BEGIN
+        UPDATE search_state SET generation = generation + 1 WHERE id = 1;
+        INSERT INTO search_changes (generation, engram_id) SELECT generation, new.id FROM search_state WHERE id = 1;
+      END;
+      -- learned_by joins the watched columns: BM25 filters pending engrams by it.
+      CREATE TRIGGER engrams_search_update
+        AFTER UPDATE OF title, text, category, tags, deprecated, deleted_at, project, scope, status, learned_by ON engrams BEGIN
+        UPDATE search_state SET generation = generation + 1 WHERE id = 1;
+        INSERT INTO search_changes (generation, engram_id) SELECT generation, new.id FROM search_state WHERE id = 1;
+      END;
+      CREATE TRIGGER engrams_search_delete AFTER DELETE ON engrams BEGIN
+        UPDATE search_state SET generation = generation + 1 WHERE id = 1;
+        INSERT INTO search_changes (generation, engram_id) SELECT generation, old.id FROM search_state WHERE id = 1;
+      END;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

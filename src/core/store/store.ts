@@ -11,7 +11,7 @@ import { createObservationRepo, type ObservationRepo } from './observations.js';
 import { createSessionRepo, type SessionRepo } from './sessions.js';
 import { createSyncRepo, type SyncRepo } from './sync.js';
 import { createStatsRepo, type StatsRepo } from './stats.js';
-import { createVectorRepo, readSearchState, type SearchState, type VectorRepo } from './vectors.js';
+import { createVectorRepo, pruneSearchChanges, readSearchChanges, readSearchState, type SearchChanges, type SearchState, type VectorRepo } from './vectors.js';
 
 /** An open store: one SQLite connection and the repositories over it. */
 export interface Store {
@@ -41,6 +41,10 @@ export interface Store {
   vectors(): VectorRepo;
   /** Which version of the searchable fields the store is at (for derived indexes). */
   searchState(): SearchState;
+  /** Which engrams changed after a generation (the change log; `complete: false` when it cannot tell). */
+  searchChanges(since: number): SearchChanges;
+  /** Drops change-log rows a persisted index snapshot at `upTo` covers. */
+  pruneSearchChanges(upTo: number): number;
   /**
    * Runs `fn` in an IMMEDIATE transaction: the write lock is taken up front, so two writers queue on the busy
    * timeout instead of one failing with SQLITE_BUSY when it upgrades a read to a write. Commits on return, rolls
@@ -129,6 +133,8 @@ export function openStore(options: OpenStoreOptions): Store {
       return vectors;
     },
     searchState: () => guard(() => readSearchState(db)),
+    searchChanges: (since) => guard(() => readSearchChanges(db, since)),
+    pruneSearchChanges: (upTo) => guard(() => pruneSearchChanges(db, upTo)),
     engrams: createEngramRepo(db),
     sessions: createSessionRepo(db),
     stats: createStatsRepo(db),

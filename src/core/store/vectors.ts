@@ -238,3 +238,31 @@ export interface SearchState {
 export function readSearchState(db: Database): SearchState {
   return db.prepare('SELECT store_uid, generation FROM search_state WHERE id = 1').get() as SearchState;
 }
+
+/** The engrams whose searchable fields changed after a generation, from the change log (migration 13). */
+export interface SearchChanges {
+  /** The generation the answer describes (read in the same transaction as the ids). */
+  generation: number;
+  /** False when the log no longer holds every change since `since` (pruned, or older than the log): rebuild. */
+  complete: boolean;
+  /** Distinct engram ids, ascending. */
+  ids: number[];
+}
+
+/** Reads which engrams changed after generation `since`; call inside a read transaction for a consistent answer. */
+export function readSearchChanges(db: Database, since: number): SearchChanges {
+  const { generation } = readSearchState(db);
+  if (since >= generation) return { generation, complete: since === generation, ids: [] };
+  const rows = db.prepare('SELECT count(*) FROM search_changes WHERE generation > ? AND generation <= ?').pluck().get(since, generation) as number;
+  if (rows !== generation - since) return { generation, complete: false, ids: [] };
+  const ids = db
+    .prepare('SELECT DISTINCT engram_id FROM search_changes WHERE generation > ? AND generation <= ? ORDER BY engram_id')
+    .pluck()
+    .all(since, generation) as number[];
+  return { generation, complete: true, ids };
+}
+
+/** Drops change-log rows at or below a generation a persisted snapshot covers. Returns how many. */
+export function pruneSearchChanges(db: Database, upTo: number): number {
+  return db.prepare('DELETE FROM search_changes WHERE generation <= ?').run(upTo).changes;
+}

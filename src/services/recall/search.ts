@@ -11,7 +11,7 @@ import {
   type VectorSpace,
 } from '../../core/index.js';
 import { abstainReason, queryTerms, weakMatch, weightedCoverage, type AbstainReason, type WeakMatchVerdict } from './abstain.js';
-import { createBm25Cache, type Bm25Cache, type Bm25Filter, type Bm25Source } from './bm25.js';
+import { createBm25Cache, type Bm25Builder, type Bm25Cache, type Bm25Filter, type Bm25Index, type Bm25Source } from './bm25.js';
 import { reciprocalRankFusion, type RankedList } from './fusion.js';
 import { DEFAULT_STATUSES, passesGates, type SearchEnvironment, type SearchFilters } from './gates.js';
 import { searchTerms } from './text.js';
@@ -117,11 +117,15 @@ export interface SearchEngineOptions {
   skipDecisive?: boolean;
   /** Non-fatal problems (snapshot not writable, catch-up failed) go here. */
   onWarning?: (message: string, error?: unknown) => void;
+  /** Rebuilds the BM25 base off the event loop (the warm server's worker thread); without it rebuilds are inline. */
+  bm25Builder?: Bm25Builder;
 }
 
 /** A search engine bound to one store; holds the BM25 index and the embedder warm between searches. */
 export interface SearchEngine {
   search(request: SearchRequest): Promise<SearchResponse>;
+  /** Resolves when no background index build is running. */
+  settled(): Promise<void>;
   /** The loaded embedder, or null with the reason. Loads on first call. */
   embedder(): Promise<{ embedder: Embedder | null; reason: string }>;
 }
@@ -145,7 +149,10 @@ function bm25Filter(filters: SearchFilters): Bm25Filter {
 export function createSearchEngine(store: Store, options: SearchEngineOptions): SearchEngine {
   const now = options.now ?? (() => new Date());
   const warn = options.onWarning ?? (() => {});
-  const bm25: Bm25Cache = createBm25Cache(options.indexDir, (error) => warn('could not persist the BM25 snapshot', error));
+  const bm25: Bm25Cache = createBm25Cache(options.indexDir, {
+    onError: (error) => warn('BM25 index: could not persist or rebuild in the background', error),
+    ...(options.bm25Builder ? { builder: options.bm25Builder } : {}),
+  });
   let loaded: Promise<{ embedder: Embedder | null; reason: string }> | undefined;
   // The store generation at which vectors were last brought up to date; a warm engine skips the check until it moves.
   let syncedAt: { generation: number; degraded: string | null } | undefined;
@@ -274,17 +281,25 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
   };
 
   /** BM25 alone is decisive (tuning.ts skipVectors): its best hit holds most of the query and stands out. */
-  const bm25Decisive = (hits: ReadonlyArray<{ id: number; score: number }>, index: { idf(term: string): number }, query: string): boolean => {
+  const bm25Decisive = (hits: ReadonlyArray<{ id: number; score: number }>, index: Bm25Index, query: string): boolean => {
     const [first, second] = hits;
     if (!first || (second && first.score < TUNING.skipVectors.gap * second.score)) return false;
-    const engram = store.engrams.getMany([first.id])[0];
-    if (!engram) return false;
     const terms = queryTerms(query);
-    const held = new Set(searchTerms(`${engram.title ?? ''} ${engram.text} ${engram.category} ${engram.tags.join(' ')}`));
+    const held = heldTerms(index, first.id, terms);
+    if (!held) return false;
     return weightedCoverage(terms, (term) => index.idf(term), held) >= TUNING.skipVectors.coverage;
+  };
+
+  /** Which query terms an engram holds: read from the index (no re-analysis of its text), else from its row. */
+  const heldTerms = (index: Bm25Index, id: number, terms: readonly string[], engram?: Engram): ReadonlySet<string> | undefined => {
+    const indexed = index.termsOf(id, terms);
+    if (indexed) return indexed;
+    const row = engram ?? store.engrams.get(id);
+    return row ? new Set(searchTerms(`${row.title ?? ''} ${row.text} ${row.category} ${row.tags.join(' ')}`)) : undefined;
   };
   return {
     embedder,
+    settled: () => bm25.settled(),
     async search(request) {
       const started = performance.now();
       const mode = request.mode ?? 'hybrid';
@@ -321,7 +336,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
       const lists: RankedList[] = [];
       const bm25Scores = new Map<number, number>();
       if (mode !== 'vector') {
-        const { index, source } = bm25.get(store);
+        const { index, source } = await bm25.getAsync(store);
         response.timings.bm25_index = source;
         const hits = index.search(request.query, TUNING.pool * TUNING.bm25Overfetch, bm25Filter(request));
         const kept: typeof hits = [];
@@ -404,14 +419,16 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
       // The weak-match rule (abstain.ts), shared with the hooks: are the top results answers or just neighbours?
       const { top: judged } = TUNING.abstain;
       const { index } = bm25.get(store);
+      const topicTerms = queryTerms(request.query);
       const verdict = weakMatch(
-        queryTerms(request.query),
+        topicTerms,
         (term) => index.idf(term),
         top.slice(0, judged).map((entry) => {
           const engram = engrams.get(entry.id) as Engram;
           return {
             id: entry.id,
-            terms: new Set(searchTerms(`${engram.title ?? ''} ${engram.text} ${engram.category} ${engram.tags.join(' ')}`)),
+            // Only the query's terms are looked up by the rule, so the ones this engram holds are enough.
+            terms: heldTerms(index, entry.id, topicTerms, engram) as ReadonlySet<string>,
             agreed: (entry.ranks.bm25 ?? Infinity) <= judged && (entry.ranks.vector ?? Infinity) <= judged,
             similarity: similarities.get(entry.id) ?? null,
           };

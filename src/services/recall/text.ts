@@ -26,3 +26,20 @@ export function words(text: string): string[] {
 export function searchTerms(text: string): string[] {
   return removeStopWords(words(text)).map((word) => stem(word));
 }
+
+/**
+ * {@link searchTerms} with the stems memoised (same output: stemming is a pure function of the word). Index builds
+ * stem millions of words drawn from a vocabulary of thousands; the cache lives as long as the returned function.
+ */
+export function cachedSearchTerms(): (text: string) => string[] {
+  const stems = new Map<string, string>();
+  return (text) =>
+    removeStopWords(words(text)).map((word) => {
+      let stemmed = stems.get(word);
+      if (stemmed === undefined) {
+        stemmed = stem(word);
+        stems.set(word, stemmed);
+      }
+      return stemmed;
+    });
+}

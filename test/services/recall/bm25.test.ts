@@ -1,7 +1,10 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { addEngram, buildBm25Index, deleteEngram, createBm25Cache, deprecateEngram, loadBm25Snapshot, snapshotPath, updateEngram } from '../../../src/services/index.js';
+import { addEngram, buildBm25Index, deleteEngram, createBm25Cache, deprecateEngram, loadBm25Snapshot, rebuildBm25Snapshot, snapshotPath, updateEngram } from '../../../src/services/index.js';
+import { buildBm25Base, saveBm25Snapshot } from '../../../src/services/recall/bm25.js';
+import { encodeSnapshot } from '../../../src/services/recall/bm25-packed.js';
+import type { Store } from '../../../src/core/index.js';
 import { tempDir, tempStore } from '../../_helpers.js';
 
 describe('BM25 index', () => {
@@ -54,7 +57,7 @@ describe('BM25 index', () => {
     expect(index.search('deploy', 10, { projects: new Set(['blog']) }).map((h) => h.id)).toEqual([3]);
   });
 
-  it('persists a snapshot that a cold process loads, and rebuilds after any write', () => {
+  it('persists a snapshot that a cold process loads; a small store rebuilds after a write', () => {
     const store = tempStore();
     const dir = tempDir();
     for (const text of ['Alpha lesson about caching.', 'Beta lesson about queues.', 'Gamma lesson about caching layers.']) {
@@ -71,13 +74,16 @@ describe('BM25 index', () => {
     expect(loaded.index.search('caching', 10).map((h) => h.id).sort()).toEqual([1, 3]);
     expect(cold.get(store).source).toBe('memory');
 
-    // Any change to searchable fields moves the generation: the memory copy and the snapshot are both stale.
+    // Any change to searchable fields moves the generation. The snapshot is now older than the store; below
+    // `overlayFrom` documents an index is rebuilt rather than updated (cheaper than carrying changes).
     updateEngram(store, 2, { text: 'Beta lesson about caching too.' });
     expect(store.searchState().generation).toBeGreaterThan(state.generation);
-    expect(loadBm25Snapshot(dir, store.searchState())).toBeUndefined();
+    expect(loadBm25Snapshot(dir, store.searchState())?.state.generation).toBe(state.generation);
     const again = cold.get(store);
     expect(again.source).toBe('rebuilt');
     expect(again.index.search('caching', 10).map((h) => h.id).sort()).toEqual([1, 2, 3]);
+    // A snapshot from a later generation than the store (a store restored from a backup) is never used.
+    expect(loadBm25Snapshot(dir, { ...store.searchState(), generation: state.generation - 1 })).toBeUndefined();
   });
 
   it('rebuilds instead of trusting a torn or foreign snapshot, and works with no snapshot folder', () => {
@@ -99,5 +105,129 @@ describe('BM25 index', () => {
     writeFileSync(blocked, '');
     expect(createBm25Cache(join(blocked, 'sub'), (error) => warnings.push(error)).get(store).source).toBe('rebuilt');
     expect(warnings).toHaveLength(1);
+  });
+
+  describe('incremental updates (the change log and the overlay)', () => {
+    /** A store of `n` engrams about numbered topics, written straight into the table (fast). */
+    function seeded(n: number): Store {
+      const store = tempStore();
+      const at = new Date().toISOString();
+      store.write(() => {
+        for (let i = 1; i <= n; i++) {
+          store.engrams.insert({
+            kind: 'lesson', title: null, text: `Lesson ${i} about ${['caching', 'queues', 'deploys', 'migrations'][i % 4]} and topic${i}.`,
+            content: null, category: i % 2 ? 'ops' : 'development', tags: i % 3 ? [] : ['k8s'], prerequisites: null, source: 'manual',
+            source_sessions: [], session_id: null, tool_name: null, occurrence_count: 1, times_matched: 0, last_matched_at: null,
+            pinned: false, auto_pinned: false, deprecated: false, deprecated_reason: null, project: null, scope: 'personal',
+            topic_key: null, revision_count: 0, duplicate_count: 0, created_at: at, updated_at: at, last_seen_at: at, deleted_at: null,
+          });
+        }
+      });
+      return store;
+    }
+    const ids = (hits: Array<{ id: number }>) => hits.map((hit) => hit.id);
+
+    it('logs which engram each generation was about, and says when the log cannot tell', () => {
+      const store = seeded(3);
+      const { generation } = store.searchState();
+      updateEngram(store, 2, { text: 'Edited lesson about caching.' });
+      deleteEngram(store, 3);
+      const changes = store.searchChanges(generation);
+      expect(changes).toMatchObject({ complete: true, ids: [2, 3] });
+      expect(changes.generation).toBeGreaterThan(generation);
+      expect(store.searchChanges(changes.generation)).toEqual({ generation: changes.generation, complete: true, ids: [] });
+      store.write(() => store.pruneSearchChanges(changes.generation - 1));
+      expect(store.searchChanges(generation).complete).toBe(false);
+      expect(store.searchChanges(changes.generation - 1).complete).toBe(true);
+    });
+
+    it('finds a new engram after a write without a rebuild, and respects updates, deletes and status changes', () => {
+      const store = seeded(40);
+      const cache = createBm25Cache(undefined, { overlayFrom: 10 });
+      expect(cache.get(store).source).toBe('rebuilt');
+      const unchanged = cache.get(store).index.search('topic9', 10);
+      addEngram(store, { text: 'Zebra crossings need a flamingo lesson.', category: 'ops' });
+      let got = cache.get(store);
+      expect(got.source).toBe('memory');
+      expect(ids(got.index.search('flamingo', 10))).toEqual([41]);
+      expect(got.index.docs).toBe(41);
+      expect(got.index.termsOf(41, ['flamingo', 'zebra', 'caching'])).toEqual(new Set(['flamingo', 'zebra']));
+      expect(got.index.idf('flamingo')).toBeGreaterThan(got.index.idf('lesson'));
+
+      updateEngram(store, 5, { text: 'Lesson five now talks about flamingo feeding.' });
+      got = cache.get(store);
+      expect(got.source).toBe('memory');
+      expect(ids(got.index.search('flamingo', 10)).sort((a, b) => a - b)).toEqual([5, 41]);
+      expect(ids(got.index.search('topic5', 10))).toEqual([]); // the old text of 5 is gone
+      expect(got.index.termsOf(5, ['topic5', 'flamingo'])).toEqual(new Set(['flamingo']));
+
+      deleteEngram(store, 41);
+      deprecateEngram(store, 5, { reason: 'obsolete' });
+      got = cache.get(store);
+      expect(got.source).toBe('memory');
+      expect(ids(got.index.search('flamingo', 10))).toEqual([5]);
+      expect(ids(got.index.search('flamingo', 10, { statuses: new Set(['active'] as const) }))).toEqual([]);
+      expect(ids(got.index.search('flamingo', 10, { statuses: new Set(['deprecated'] as const), category: 'development' }))).toEqual([]);
+      expect(got.index.termsOf(41, ['flamingo'])).toBeUndefined();
+      deleteEngram(store, 7, { hard: true });
+      got = cache.get(store);
+      expect(ids(got.index.search('topic7', 10))).toEqual([]);
+      expect(got.index.docs).toBe(39);
+      // Unchanged engrams keep their base scores.
+      expect(got.index.search('topic9', 10)).toEqual(unchanged);
+    });
+
+    it('a cold process loads the snapshot and takes the changes since; a pruned log means a rebuild', () => {
+      const store = seeded(40);
+      const dir = tempDir();
+      rebuildBm25Snapshot(store, dir);
+      addEngram(store, { text: 'Pelican migrations need a checklist.' });
+      const cold = createBm25Cache(dir, { overlayFrom: 10 });
+      const got = cold.get(store);
+      expect(got.source).toBe('snapshot');
+      expect(ids(got.index.search('pelican', 10))).toEqual([41]);
+      store.write(() => store.pruneSearchChanges(store.searchState().generation));
+      addEngram(store, { text: 'Pelican nests are not migrations.' });
+      expect(createBm25Cache(dir, { overlayFrom: 10 }).get(store).source).toBe('rebuilt');
+    });
+
+    it('rebuilds in the background past the overlay limit and then ranks exactly as a fresh build', async () => {
+      const store = seeded(300);
+      const dir = tempDir();
+      let builds = 0;
+      // What the warm server's worker does, on this thread but asynchronously (the worker itself: test/server).
+      const builder = async (job: { dbPath: string; indexDir: string | undefined }) => {
+        builds++;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        expect(job).toEqual({ dbPath: store.path, indexDir: dir });
+        const base = buildBm25Base(store);
+        saveBm25Snapshot(dir, base);
+        return encodeSnapshot(base);
+      };
+      const cache = createBm25Cache(dir, { overlayFrom: 10, builder });
+      expect((await cache.getAsync(store)).source).toBe('rebuilt');
+      expect(builds).toBe(1);
+      for (let i = 0; i < 210; i++) addEngram(store, { text: `Heron note ${i} about caching and deploys, variant ${i % 7}.` });
+      const during = await cache.getAsync(store);
+      expect(during.source).toBe('memory');
+      expect(during.index.search('heron', 300)).toHaveLength(210);
+      await cache.settled();
+      expect(builds).toBe(2);
+      const after = await cache.getAsync(store);
+      expect(after.source).toBe('memory');
+      expect(after.index.docs).toBe(510);
+      // The new base took over with nothing left in the overlay, and ranks as a fresh build does, ties included.
+      expect((after.index as unknown as { overlaySize: number }).overlaySize).toBe(0);
+      const fresh = buildBm25Index(store).index;
+      for (const query of ['caching deploys', 'heron variant 3', 'lesson topic12', 'migrations queues k8s']) {
+        expect(after.index.search(query, 200)).toEqual(fresh.search(query, 200));
+      }
+      updateEngram(store, 3, { text: 'Lesson three is about herons now.' });
+      const next = await cache.getAsync(store);
+      expect((next.index as unknown as { overlaySize: number }).overlaySize).toBe(1);
+      expect(ids(next.index.search('herons lesson three', 1))).toEqual([3]);
+      const rebuilt = await createBm25Cache(dir, { overlayFrom: 10 }).getAsync(store);
+      expect(rebuilt.index.search('heron variant 3', 20)).toEqual(after.index.search('heron variant 3', 20));
+    });
   });
 });
