@@ -31,6 +31,7 @@ import {
   type Store,
 } from '../core/index.js';
 import {
+  bm25WorkerBuilder,
   createSearchEngine,
   embedPending,
   governancePolicy,
@@ -167,6 +168,8 @@ const engine: SearchEngine = createSearchEngine(store, {
     return older.spec ? loadEmbedder(older.spec, (line) => log.debug(line)) : null;
   },
   onWarning: (message, error) => log.warn(message, { error }),
+  // Rebuilds of the BM25 base run in a worker thread: a store that is being written keeps its searches answered.
+  bm25Builder: bm25WorkerBuilder(join(dirname(fileURLToPath(import.meta.url)), 'bm25-worker.mjs')),
 });
 /** The model this server embeds with; a different resolution later (a pull, a config change) means a restart. */
 const activeModel = choice?.spec ? vectorModelId(choice.spec) : null;

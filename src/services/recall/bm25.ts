@@ -590,11 +590,21 @@ export function createBm25Cache(indexDir: string | undefined, options: Bm25Cache
   };
 }
 
+/**
+ * Builds a base, persists it when `indexDir` is given (then prunes the change log it covers) and answers the snapshot
+ * bytes: what a {@link Bm25Builder} runs in the warm server's worker thread.
+ */
+export function buildBm25Snapshot(store: Store, indexDir: string | undefined): Uint8Array {
+  const base = buildBm25Base(store);
+  const bytes = encodeSnapshot(base);
+  if (indexDir && saveBm25Snapshot(indexDir, base, bytes)) store.write(() => store.pruneSearchChanges(base.state.generation));
+  return bytes;
+}
+
 /** Rebuilds the index from the store now, persists it and prunes the change log it covers (`engram reindex`). */
 export function rebuildBm25Snapshot(store: Store, indexDir: string): { docs: number; ms: number } {
   const started = performance.now();
-  const base = buildBm25Base(store);
-  saveBm25Snapshot(indexDir, base);
-  store.write(() => store.pruneSearchChanges(base.state.generation));
-  return { docs: base.docs, ms: Math.round(performance.now() - started) };
+  const bytes = buildBm25Snapshot(store, indexDir);
+  const docs = readSnapshotHeader(bytes)?.docs ?? 0;
+  return { docs, ms: Math.round(performance.now() - started) };
 }
