@@ -6,13 +6,15 @@
 // 2. Load: N clients in parallel for S seconds, each looping POST /observations (a unique one) and GET /search; every
 //    non-2xx answer or network error is counted, and the observations the store holds afterwards are compared with
 //    the 201s received (a lost write would show as fewer rows). Three runs: searches only, writes only, and both
-//    alternately (each write makes the next search rebuild the BM25 index: that run measures recall, not HTTP).
+//    alternately. The engine is set up as the warm server sets it up: writes reach the BM25 index through the change log
+//    and its overlay, and rebuilds of the base run in a worker thread (src/server/bm25-worker.ts).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLogger, loadSettings, openStore, readEnv } from '../src/core/index.js';
 import { createHttpApp, HTTP_ACTOR, HTTP_CALLER, listenHttp, type Binding } from '../src/http/index.js';
-import { createSearchEngine, percentile, runOperation, searchTuning, workEnvironment } from '../src/services/index.js';
+import { bm25WorkerBuilder, createSearchEngine, percentile, runOperation, searchTuning, workEnvironment } from '../src/services/index.js';
+import { loadavg } from 'node:os';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string): string => {
@@ -43,13 +45,27 @@ const work = mkdtempSync(join(tmpdir(), 'engram-bench-http-'));
 const env = readEnv({ HOME: work, ENGRAM_HOME: work, ENGRAM_EMBEDDER: 'none' }, { cwd: work });
 const settings = loadSettings(env);
 const store = openStore({ path: settings.paths.db });
-const engine = createSearchEngine(store, { embedder: null, indexDir: settings.paths.index, tuning: searchTuning(settings.config) });
+const engine = createSearchEngine(store, {
+  embedder: null,
+  indexDir: settings.paths.index,
+  tuning: searchTuning(settings.config),
+  bm25Builder: bm25WorkerBuilder(option('--bm25-worker', '')),
+  onWarning: (message, error) => console.error(message, error),
+});
+const loadAverage = (): number[] => loadavg().map((n) => Math.round(n * 100) / 100);
+/** How each search got its BM25 index (memory / snapshot / rebuilt), per run. */
+const sources: Record<string, number> = {};
 const context = {
   store,
   settings,
   caller: { ...HTTP_CALLER, cwd: work },
   actor: HTTP_ACTOR,
-  search: (request: Parameters<typeof engine.search>[0]) => engine.search(request),
+  search: async (request: Parameters<typeof engine.search>[0]) => {
+    const response = await engine.search(request);
+    const source = response.timings.bm25_index ?? 'none';
+    sources[source] = (sources[source] ?? 0) + 1;
+    return response;
+  },
   searchMode: 'bm25' as const,
   model: null,
   environment: (cwd: string, agent: 'claude' | 'codex' | 'unknown') => workEnvironment(settings, cwd, agent),
@@ -114,6 +130,7 @@ async function search(): Promise<void> {
     http_overhead_p50_ms: round(httpP50 - localP50),
     target_overhead_ms: 2,
     setup: { import_ms: Math.round(importMs) },
+    load: loadAverage(),
   });
 }
 
@@ -172,7 +189,11 @@ async function load(mix: 'read' | 'write' | 'mixed'): Promise<void> {
     first_network_error: firstError,
     latency_p50_ms: round(percentile(latencies, 50)),
     latency_p95_ms: round(percentile(latencies, 95)),
+    latency_max_ms: round(Math.max(...latencies)),
+    bm25_index_sources: sources,
+    load: loadAverage(),
   });
+  for (const key of Object.keys(sources)) delete sources[key];
 }
 
 try {
@@ -181,6 +202,7 @@ try {
   await load('write');
   await load('mixed');
 } finally {
+  await engine.settled();
   await listener.close();
   store.close();
   rmSync(work, { recursive: true, force: true });

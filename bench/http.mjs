@@ -10,5 +10,7 @@ import { bundleEntry } from '../scripts/bundle.mjs';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const out = await bundleEntry(join(root, 'bench', 'http-run.ts'), join(root, 'node_modules', '.cache', 'engram-bench', 'http-run.mjs'));
-process.argv.push('--root', root);
+// The worker thread the warm server rebuilds its BM25 base in, bundled like the bench.
+const worker = await bundleEntry(join(root, 'src', 'server', 'bm25-worker.ts'), join(root, 'node_modules', '.cache', 'engram-bench', 'bm25-worker.mjs'));
+process.argv.push('--root', root, '--bm25-worker', worker);
 await import(pathToFileURL(out).href);

@@ -1,7 +1,12 @@
 // The search speed benchmark itself; bench/search.mjs bundles and runs it. Prints JSON lines, asserts nothing.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import bm25 from 'wink-bm25-text-search';
+import { searchTerms } from '../src/services/recall/index.js';
 import {
   loadEmbedder,
   openStore,
@@ -12,14 +17,27 @@ import {
 } from '../src/core/index.js';
 import {
   buildBm25Index,
+  buildBm25Snapshot,
   createSearchEngine,
   embedPending,
   importEngrams,
+  loadBm25Snapshot,
   percentile,
-  rebuildBm25Snapshot,
   TUNING,
   type SearchMode,
 } from '../src/services/index.js';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+/** Heap and array buffers held, after a full collection. */
+const held = (): number => {
+  gc();
+  gc();
+  const usage = process.memoryUsage();
+  return usage.heapUsed + usage.arrayBuffers;
+};
+const mb = (bytes: number): number => Math.round(bytes / 1e5) / 10;
+const load = (): number[] => loadavg().map((n) => Math.round(n * 100) / 100);
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string): string => {
@@ -81,20 +99,168 @@ function syntheticLines(count: number): string[] {
   );
 }
 
+/**
+ * The BM25 index as it was before issue 19 (the baseline of every before/after pair, measured in the same run):
+ * wink-bm25-text-search with each document's field values retained for filtering, its own search, and its
+ * exportJSON as the snapshot (a header line, then wink's JSON), loaded with JSON.parse + importJSON.
+ */
+const RETAINED = ['f_project', 'f_category', 'f_tags', 'f_status', 'f_learned_by'];
+function winkEngine() {
+  const engine = bm25();
+  engine.defineConfig({ fldWeights: { ...TUNING.bm25Fields }, bm25Params: { ...TUNING.bm25Params }, ovFldNames: RETAINED });
+  engine.definePrepTasks([searchTerms]);
+  return engine;
+}
+function winkBuild(store: Store, file: string): ReturnType<typeof bm25> {
+  const engine = winkEngine();
+  for (const e of store.engrams.iterate()) {
+    engine.addDoc(
+      { title: e.title ?? '', text: e.text, category: e.category.replace(/[/_.-]/g, ' '), tags: e.tags.join(' '), f_project: e.project ?? '', f_category: e.category, f_tags: e.tags, f_status: e.status, f_learned_by: e.learned_by },
+      String(e.id),
+    );
+  }
+  engine.consolidate();
+  writeFileSync(file, `${JSON.stringify({ format: 2 })}\n${engine.exportJSON()}`);
+  return engine;
+}
+function winkLoad(file: string): ReturnType<typeof bm25> {
+  const text = readFileSync(file, 'utf8');
+  const newline = text.indexOf('\n');
+  JSON.parse(text.slice(0, newline));
+  const engine = bm25();
+  engine.importJSON(text.slice(newline + 1));
+  engine.definePrepTasks([searchTerms]);
+  return engine;
+}
+const activeOnly = (values: Record<string, unknown>): boolean => values.f_status === 'active';
+
+/** Starts the V8 profiler in this process; the returned function stops it and answers the profile. */
+async function startProfile(): Promise<() => Promise<object>> {
+  const { Session } = await import('node:inspector');
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object) =>
+    new Promise<{ profile?: object }>((resolve, reject) => session.post(method, params ?? {}, (error, result) => (error ? reject(error) : resolve(result as { profile?: object }))));
+  await post('Profiler.enable');
+  await post('Profiler.setSamplingInterval', { interval: 100 });
+  await post('Profiler.start');
+  return async () => {
+    const { profile } = await post('Profiler.stop');
+    session.disconnect();
+    return profile as object;
+  };
+}
+
+/** Synthetic engrams straight into the table in one transaction (an import would also check conflicts line by line). */
+function fill(store: Store, size: number): void {
+  const at = new Date().toISOString();
+  store.write(() => {
+    for (const line of syntheticLines(size)) {
+      const { text, category, tags } = JSON.parse(line) as { text: string; category: string; tags: string[] };
+      store.engrams.insert({
+        kind: 'lesson', title: null, text, content: null, category, tags, prerequisites: null, source: 'manual', source_sessions: [],
+        session_id: null, tool_name: null, occurrence_count: 1, times_matched: 0, last_matched_at: null, pinned: false, auto_pinned: false,
+        deprecated: false, deprecated_reason: null, project: null, scope: 'personal', topic_key: null, revision_count: 0, duplicate_count: 0,
+        created_at: at, updated_at: at, last_seen_at: at, deleted_at: null,
+      });
+    }
+  });
+}
+
+/** The warm server's resident memory on this store: dist/server.mjs on a home holding it, after one search over HTTP. */
+async function serverRss(home: string): Promise<Record<string, unknown>> {
+  const server = join(option('--root', process.cwd()), 'dist', 'server.mjs');
+  if (!existsSync(server)) return { skipped: 'dist/server.mjs missing (npm run build)' };
+  const started = performance.now();
+  const child = spawn(process.execPath, [server, '--foreground'], {
+    env: { ...process.env, HOME: home, ENGRAM_HOME: home, ENGRAM_EMBEDDER: 'none', ENGRAM_PORT: '0' },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        const line = out.split('\n').find((l) => l.includes('"url"'));
+        if (line) resolve((JSON.parse(line) as { url: string }).url);
+      });
+      child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
+    });
+    const t = performance.now();
+    const response = await fetch(`${url}/search?q=${encodeURIComponent('cache deploy')}&limit=5`);
+    await response.text();
+    const firstSearchMs = performance.now() - t;
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+    const kb = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
+    return { rss_mb: Math.round(kb('VmRSS') / 1024), peak_rss_mb: Math.round(kb('VmHWM') / 1024), first_search_ms: Math.round(firstSearchMs), ready_ms: Math.round(t - started) };
+  } finally {
+    child.kill('SIGTERM');
+  }
+}
+
 async function latency(size: number): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'engram-bench-search-'));
   const store: Store = openStore({ path: join(dir, 'engram.db') });
   try {
-    const lines = syntheticLines(size);
     let started = performance.now();
-    importEngrams(store, lines, { batchSize: 5_000 });
+    fill(store, size);
     const importMs = performance.now() - started;
     started = performance.now();
     await embedPending(store, randomEmbedder, { batchSize: 1_000 });
     const vectorMs = performance.now() - started;
     const indexDir = join(dir, 'index');
-    const bm25Build = rebuildBm25Snapshot(store, indexDir);
 
+    // BM25 before/after, paired in this run: build + persist, cold load, memory held, query time.
+    const before: Record<string, number> = {};
+    const after: Record<string, number> = {};
+    const wfile = join(dir, 'wink-snapshot.json');
+    let base = held();
+    started = performance.now();
+    let wink: ReturnType<typeof bm25> | undefined = winkBuild(store, wfile);
+    before.build_ms = Math.round(performance.now() - started);
+    wink = undefined;
+    base = held();
+    started = performance.now();
+    wink = winkLoad(wfile);
+    before.cold_load_ms = Math.round(performance.now() - started);
+    before.held_mb = mb(held() - base);
+    before.snapshot_mb = mb(statSync(wfile).size);
+    started = performance.now();
+    buildBm25Snapshot(store, indexDir);
+    after.build_ms = Math.round(performance.now() - started);
+    base = held();
+    started = performance.now();
+    let packed = loadBm25Snapshot(indexDir, store.searchState());
+    after.cold_load_ms = Math.round(performance.now() - started);
+    after.held_mb = mb(held() - base);
+    after.snapshot_mb = mb(statSync(join(indexDir, readdirName(indexDir))).size);
+    const { index: packedIndex } = buildBm25Index(store);
+    packed = undefined;
+    const bm25Queries = Array.from({ length: QUERIES }, () => sentence(3, 6));
+    const wq: number[] = [];
+    const pq: number[] = [];
+    const activeFilter = { statuses: new Set(['active'] as const) };
+    for (const query of bm25Queries) {
+      let t = performance.now();
+      wink.search(query, TUNING.pool * TUNING.bm25Overfetch, activeOnly);
+      wq.push(performance.now() - t);
+      t = performance.now();
+      packedIndex.search(query, TUNING.pool * TUNING.bm25Overfetch, activeFilter);
+      pq.push(performance.now() - t);
+    }
+    before.query_p50_ms = percentile(wq, 50);
+    after.query_p50_ms = percentile(pq, 50);
+    wink = undefined;
+    emit({
+      bench: 'bm25-index',
+      engrams: size,
+      load: load(),
+      before_wink: before,
+      after_packed: after,
+      ratios: Object.fromEntries(Object.keys(before).map((key) => [key, Math.round(((after[key] as number) / (before[key] as number)) * 100) / 100])),
+      note: 'before = wink with retained fields + exportJSON snapshot (the code before issue 19), after = packed index + binary snapshot; same store, same run',
+    });
     const engine = createSearchEngine(store, {
       embedder: null,
       loadedEmbedder: randomEmbedder,
@@ -110,16 +276,19 @@ async function latency(size: number): Promise<void> {
     const modes: Record<string, number[]> = { hybrid: [], bm25: [], vector: [] };
     for (const mode of ['hybrid', 'bm25', 'vector'] as SearchMode[]) {
       for (const query of queries.slice(0, 20)) await engine.search({ query: query.text, queryVector: query.vector, mode });
+      // --profile DIR: a CPU profile of each mode's timed loop alone (open in Chrome DevTools or summarise it).
+      const profile = option('--profile', '') ? await startProfile() : undefined;
       for (const query of queries) {
         const t = performance.now();
         await engine.search({ query: query.text, queryVector: query.vector, mode });
         modes[mode]!.push(performance.now() - t);
       }
+      if (profile) writeFileSync(join(option('--profile', ''), `search-${size}-${mode}.cpuprofile`), JSON.stringify(await profile()));
     }
 
     // Baseline in the same run: the two raw index lookups Engram builds on (wink search + sqlite-vec KNN, k = 50),
     // without gates, fusion or row fetches. The ratio is Engram's own overhead.
-    const { index } = buildBm25Index(store);
+    const index = packedIndex;
     const space = store.vectors().findSpace(randomEmbedder.model, DIM)!;
     const raw: number[] = [];
     for (const query of queries) {
@@ -187,9 +356,13 @@ async function latency(size: number): Promise<void> {
       first_search_ms: Math.round(coldMs),
       first_search_bm25: cold.timings.bm25_index,
       target_p50_ms: size <= 10_000 ? 8 : 60,
-      setup: { import_ms: Math.round(importMs), vectors_ms: Math.round(vectorMs), bm25_build_ms: bm25Build.ms },
-      rss_mb: Math.round(process.memoryUsage().rss / 1e6),
+      setup: { import_ms: Math.round(importMs), vectors_ms: Math.round(vectorMs) },
+      load: load(),
     });
+    if (args.includes('--server-rss')) {
+      store.close();
+      emit({ bench: 'server-rss', engrams: size, ...(await serverRss(dir)), load: load() });
+    }
   } finally {
     store.close();
     rmSync(dir, { recursive: true, force: true });
@@ -253,4 +426,5 @@ await importRate('none (BM25 only)', null, 5_000);
 await importRate('static-use-256', staticSpec, 2_000);
 if (useLiteInstalled()) await importRate('use-lite', { kind: 'use-lite', model: 'use-lite' }, 400);
 }
+const readdirName = (folder: string): string => (readdirSync(folder).find((name) => name.endsWith('.bin')) as string);
 for (const size of SIZES) await latency(size);

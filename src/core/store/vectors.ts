@@ -93,7 +93,7 @@ export function createVectorRepo(db: Database): VectorRepo {
      ON CONFLICT (model_id, engram_id) DO UPDATE SET text_hash = excluded.text_hash, embedded_at = excluded.embedded_at`,
   );
   // Per-space statements, prepared once: indexing writes thousands of rows.
-  const perSpace = new Map<string, { remove: Statement; insert: Statement; knn: Statement }>();
+  const perSpace = new Map<string, { remove: Statement; insert: Statement; knn: Statement; distance: Statement; vector: Statement }>();
   const statements = (space: VectorSpace) => {
     let prepared = perSpace.get(space.table);
     if (!prepared) {
@@ -101,6 +101,8 @@ export function createVectorRepo(db: Database): VectorRepo {
         remove: db.prepare(`DELETE FROM ${space.table} WHERE rowid = ?`),
         insert: db.prepare(`INSERT INTO ${space.table} (rowid, embedding) VALUES (?, ?)`),
         knn: db.prepare(`SELECT rowid, distance FROM ${space.table} WHERE embedding MATCH ? AND k = ? ORDER BY distance`),
+        distance: db.prepare(`SELECT vec_distance_cosine(embedding, ?) FROM ${space.table} WHERE rowid = ?`).pluck(),
+        vector: db.prepare(`SELECT embedding FROM ${space.table} WHERE rowid = ?`).pluck(),
       };
       perSpace.set(space.table, prepared);
     }
@@ -190,20 +192,23 @@ export function createVectorRepo(db: Database): VectorRepo {
       return rows.map((row) => ({ id: Number(row.rowid), distance: row.distance }));
     },
     vectorOf(space, engramId) {
-      const row = db.prepare<[bigint], { embedding: Buffer }>(`SELECT embedding FROM ${space.table} WHERE rowid = ?`).get(BigInt(engramId));
-      if (!row) return null;
-      const bytes = Uint8Array.from(row.embedding);
+      const embedding = statements(space).vector.get(BigInt(engramId)) as Buffer | undefined;
+      if (!embedding) return null;
+      const bytes = Uint8Array.from(embedding);
       return new Float32Array(bytes.buffer, 0, bytes.byteLength / 4);
     },
     distancesTo(space, vector, engramIds) {
       if (engramIds.length === 0) return [];
-      const rows = db
-        .prepare<[Buffer, string], { rowid: number | bigint; distance: number }>(
-          `SELECT rowid, vec_distance_cosine(embedding, ?) AS distance FROM ${space.table}
-            WHERE rowid IN (SELECT value FROM json_each(?)) ORDER BY distance`,
-        )
-        .all(toBlob(vector), JSON.stringify(engramIds.map((id) => Math.trunc(id))));
-      return rows.map((row) => ({ id: Number(row.rowid), distance: row.distance }));
+      // One rowid lookup per engram: vec0 does not push `rowid IN (…)` down, so that form computed the distance to
+      // every vector in the table (2/3 of a KNN's cost, per hybrid search). Same function, same distances.
+      const blob = toBlob(vector);
+      const statement = statements(space).distance;
+      const found: Neighbour[] = [];
+      for (const id of [...new Set(engramIds.map((n) => Math.trunc(n)))].sort((a, b) => a - b)) {
+        const distance = statement.get(blob, BigInt(id)) as number | undefined;
+        if (distance !== undefined) found.push({ id, distance });
+      }
+      return found.sort((a, b) => a.distance - b.distance || a.id - b.id);
     },
     prune(space) {
       // Bookkeeping rows of engrams that are no longer searchable go first; then vec0 rows nobody accounts for.
