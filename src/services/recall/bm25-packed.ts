@@ -123,31 +123,51 @@ export function buildPackedBase(rows: Iterable<SearchableFields>, state: SearchS
   for (const term in tokens) termList[tokens[term] as number] = term;
   const documents = engine.getDocs();
 
-  // Two passes over wink's documents: count each term's postings, then fill them in document order.
+  // One pass over wink's documents into flat (term, weight) pairs in document order, then a counting sort by term:
+  // each term's postings stay in document order.
+  let capacity = 1 << 16;
+  let flatTerms = new Uint32Array(capacity);
+  let flatWeights = new Int32Array(capacity);
+  const docEnds = new Uint32Array(ids.length);
   const counts = new Uint32Array(termCount + 1);
-  for (const id of ids) {
-    const freq = (documents[String(id)] as { freq: Record<string, number> }).freq;
-    for (const token in freq) counts[Number(token) + 1]! += 1;
-  }
-  const offsets = new Uint32Array(termCount + 1);
-  for (let t = 0; t < termCount; t++) offsets[t + 1] = (offsets[t] as number) + (counts[t + 1] as number);
-  const total = offsets[termCount] as number;
-  const postDocs = new Uint32Array(total);
-  const postWeights = new Int32Array(total);
-  const cursor = offsets.slice(0, termCount);
+  let total = 0;
   ids.forEach((id, doc) => {
     const freq = (documents[String(id)] as { freq: Record<string, number> }).freq;
     for (const token in freq) {
+      if (total === capacity) {
+        capacity *= 2;
+        const terms = new Uint32Array(capacity);
+        terms.set(flatTerms);
+        flatTerms = terms;
+        const weights = new Int32Array(capacity);
+        weights.set(flatWeights);
+        flatWeights = weights;
+      }
       const t = Number(token);
       const weight = freq[token] as number;
       const packed = Math.round(weight * 1e4);
       if (packed / 1e4 !== weight) throw new Error(`wink weight ${weight} is not a 4-decimal number; the packed index would differ`);
-      const at = cursor[t] as number;
-      postDocs[at] = doc;
-      postWeights[at] = packed;
-      cursor[t] = at + 1;
+      flatTerms[total] = t;
+      flatWeights[total] = packed;
+      counts[t + 1]! += 1;
+      total++;
     }
+    docEnds[doc] = total;
   });
+  const offsets = new Uint32Array(termCount + 1);
+  for (let t = 0; t < termCount; t++) offsets[t + 1] = (offsets[t] as number) + (counts[t + 1] as number);
+  const postDocs = new Uint32Array(total);
+  const postWeights = new Int32Array(total);
+  const cursor = offsets.slice(0, termCount);
+  for (let doc = 0, at = 0; doc < ids.length; doc++) {
+    for (const end = docEnds[doc] as number; at < end; at++) {
+      const t = flatTerms[at] as number;
+      const to = cursor[t] as number;
+      postDocs[to] = doc;
+      postWeights[to] = flatWeights[at] as number;
+      cursor[t] = to + 1;
+    }
+  }
   const terms = new Map<string, number>();
   termList.forEach((term, t) => terms.set(term, t));
   return {
