@@ -7,6 +7,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import bm25 from 'wink-bm25-text-search';
 import { searchTerms } from '../src/services/recall/index.js';
+import { createVectorIndex } from '../src/services/recall/vector-index.js';
 import {
   loadEmbedder,
   openStore,
@@ -261,11 +262,51 @@ async function latency(size: number): Promise<void> {
       ratios: Object.fromEntries(Object.keys(before).map((key) => [key, Math.round(((after[key] as number) / (before[key] as number)) * 100) / 100])),
       note: 'before = wink with retained fields + exportJSON snapshot (the code before issue 19), after = packed index + binary snapshot; same store, same run',
     });
+    // The in-memory vector index the warm server keeps (vector-index.ts), against sqlite-vec's KNN: load time, memory,
+    // KNN time, and how many of sqlite-vec's exact top 50 it returns (ids and order).
+    const vspace = store.vectors().findSpace(randomEmbedder.model, DIM)!;
+    base = held();
+    started = performance.now();
+    let vindex: ReturnType<typeof createVectorIndex> | undefined = createVectorIndex(store, vspace);
+    const vLoadMs = Math.round(performance.now() - started);
+    const vHeld = mb(held() - base);
+    const vq: number[] = [];
+    const sq: number[] = [];
+    let same = 0;
+    let overlap = 0;
+    const probes = Array.from({ length: QUERIES }, () => unitVector(DIM));
+    for (const probe of probes) {
+      let t = performance.now();
+      const exact = store.vectors().knn(vspace, probe, TUNING.pool);
+      sq.push(performance.now() - t);
+      t = performance.now();
+      const fast = vindex.knn(probe, TUNING.pool);
+      vq.push(performance.now() - t);
+      if (JSON.stringify(fast) === JSON.stringify(exact)) same++;
+      const ids = new Set(exact.map((n) => n.id));
+      overlap += fast.filter((n) => ids.has(n.id)).length / exact.length;
+    }
+    vindex = undefined;
+    emit({
+      bench: 'vector-index',
+      engrams: size,
+      dim: DIM,
+      load: load(),
+      load_ms: vLoadMs,
+      held_mb: vHeld,
+      sqlite_vec_knn50_p50_ms: percentile(sq, 50),
+      index_knn50_p50_ms: percentile(vq, 50),
+      ratio: Math.round((percentile(vq, 50) / percentile(sq, 50)) * 100) / 100,
+      identical_top50_share: Math.round((same / probes.length) * 1000) / 1000,
+      top50_overlap: Math.round((overlap / probes.length) * 1000) / 1000,
+    });
+
     const engine = createSearchEngine(store, {
       embedder: null,
       loadedEmbedder: randomEmbedder,
       indexDir,
       tuning: { rrfK: TUNING.rrfK, weights: { ...TUNING.weights }, topK: 10 },
+      vectorIndex: true,
     });
 
     const queries = Array.from({ length: QUERIES }, () => ({ text: sentence(3, 6), vector: unitVector(DIM) }));
@@ -308,7 +349,7 @@ async function latency(size: number): Promise<void> {
       );
       const timed = { ...vectorHalf, model: randomEmbedder.model };
       const run = async (skipDecisive: boolean, engine?: ReturnType<typeof createSearchEngine>) => {
-        const e = engine ?? createSearchEngine(store, { embedder: null, loadedEmbedder: timed, indexDir, tuning: { rrfK: TUNING.rrfK, weights: { ...TUNING.weights }, topK: 10 }, skipDecisive });
+        const e = engine ?? createSearchEngine(store, { embedder: null, loadedEmbedder: timed, indexDir, tuning: { rrfK: TUNING.rrfK, weights: { ...TUNING.weights }, topK: 10 }, skipDecisive, vectorIndex: true });
         await e.search({ query: 'warm up the engine' });
         const ms: number[] = [];
         const skippedAt = new Set<number>();

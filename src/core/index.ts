@@ -93,6 +93,7 @@ export type {
   PendingVector,
   Neighbour,
   SearchChanges,
+  VectorWrite,
   SearchState,
   ActivityRepo,
   ShownRecord,

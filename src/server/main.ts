@@ -170,6 +170,8 @@ const engine: SearchEngine = createSearchEngine(store, {
   onWarning: (message, error) => log.warn(message, { error }),
   // Rebuilds of the BM25 base run in a worker thread: a store that is being written keeps its searches answered.
   bm25Builder: bm25WorkerBuilder(join(dirname(fileURLToPath(import.meta.url)), 'bm25-worker.mjs')),
+  // A warm process: KNN from an in-memory int8 index (exact distances still from sqlite-vec).
+  vectorIndex: true,
 });
 /** The model this server embeds with; a different resolution later (a pull, a config change) means a restart. */
 const activeModel = choice?.spec ? vectorModelId(choice.spec) : null;

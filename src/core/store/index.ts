@@ -9,7 +9,7 @@ export type { SessionRepo, Session, SessionSighting, UserPrompt, Agent } from '.
 export type { StatsRepo, TagRelevanceRow } from './stats.js';
 export { KNN_MAX_K } from './vectors.js';
 export { UNUSABLE_ANSWER } from './activity.js';
-export type { VectorRepo, VectorSpace, VectorSpaceInfo, PendingVector, Neighbour, SearchChanges, SearchState } from './vectors.js';
+export type { VectorRepo, VectorSpace, VectorSpaceInfo, VectorWrite, PendingVector, Neighbour, SearchChanges, SearchState } from './vectors.js';
 export type { ActivityRepo, ShownRecord, ToolEventRecord, SessionAuditRecord, JudgementRecord, EvaluationState } from './activity.js';
 export type { JobRepo, Job, JobKind } from './jobs.js';
 export type { LlmUsageRepo, LlmUsageTotals } from './llm-usage.js';

@@ -492,6 +492,8 @@ export const MIGRATIONS: readonly Migration[] = [
         UPDATE search_state SET generation = generation + 1 WHERE id = 1;
         INSERT INTO search_changes (generation, engram_id) SELECT generation, old.id FROM search_state WHERE id = 1;
       END;
+      -- The warm server's in-memory vector index asks which vectors were written since it last looked.
+      CREATE INDEX engram_vectors_embedded ON engram_vectors (model_id, embedded_at, engram_id);
     `,
   },
 ];

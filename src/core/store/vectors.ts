@@ -25,6 +25,12 @@ export interface PendingVector {
   content_hash: string;
 }
 
+/** One vector write: the engram and when its vector was (re)written. */
+export interface VectorWrite {
+  id: number;
+  embedded_at: string;
+}
+
 /** A nearest neighbour: engram id and cosine distance (0 = same direction, 2 = opposite). */
 export interface Neighbour {
   id: number;
@@ -60,6 +66,14 @@ export interface VectorRepo {
   vectorOf(space: VectorSpace, engramId: number): Float32Array | null;
   /** Cosine distance from `vector` to each of these engrams' vectors (those that have one), nearest first. */
   distancesTo(space: VectorSpace, vector: Float32Array, engramIds: readonly number[]): Neighbour[];
+  /** Every stored vector of the space (engram id and vector), in no particular order: in-memory indexes load from it. */
+  iterateAll(space: VectorSpace): IterableIterator<{ id: number; vector: Float32Array }>;
+  /** The last write of the space (by `embedded_at`, then engram id) and how many vectors it has, from indexes. */
+  written(space: VectorSpace): { last: VectorWrite | null; vectors: number };
+  /** The engrams that have a vector in the space. */
+  engramIds(space: VectorSpace): number[];
+  /** Vector writes after `after` in (embedded_at, engram id) order: what an in-memory index has not seen yet. */
+  writtenSince(space: VectorSpace, after: VectorWrite): VectorWrite[];
   /** Removes vectors of engrams that are gone, deprecated or deleted. Returns how many. */
   prune(space: VectorSpace): number;
   /** Marks every vector of the space stale: they keep serving searches until each is re-embedded in place. */
@@ -209,6 +223,32 @@ export function createVectorRepo(db: Database): VectorRepo {
         if (distance !== undefined) found.push({ id, distance });
       }
       return found.sort((a, b) => a.distance - b.distance || a.id - b.id);
+    },
+    *iterateAll(space) {
+      for (const row of db.prepare(`SELECT rowid, embedding FROM ${space.table}`).iterate() as IterableIterator<{ rowid: number | bigint; embedding: Buffer }>) {
+        const bytes = Uint8Array.from(row.embedding);
+        yield { id: Number(row.rowid), vector: new Float32Array(bytes.buffer, 0, bytes.byteLength / 4) };
+      }
+    },
+    written(space) {
+      const last = db
+        .prepare<[number], VectorWrite>(
+          'SELECT engram_id AS id, embedded_at FROM engram_vectors WHERE model_id = ? ORDER BY embedded_at DESC, engram_id DESC LIMIT 1',
+        )
+        .get(space.id);
+      const vectors = db.prepare('SELECT count(*) FROM engram_vectors WHERE model_id = ?').pluck().get(space.id) as number;
+      return { last: last ?? null, vectors };
+    },
+    engramIds(space) {
+      return db.prepare('SELECT engram_id FROM engram_vectors WHERE model_id = ?').pluck().all(space.id) as number[];
+    },
+    writtenSince(space, after) {
+      return db
+        .prepare<[number, string, number], VectorWrite>(
+          `SELECT engram_id AS id, embedded_at FROM engram_vectors
+            WHERE model_id = ? AND (embedded_at, engram_id) > (?, ?) ORDER BY embedded_at, engram_id`,
+        )
+        .all(space.id, after.embedded_at, after.id);
     },
     prune(space) {
       // Bookkeeping rows of engrams that are no longer searchable go first; then vec0 rows nobody accounts for.

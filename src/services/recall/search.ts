@@ -17,6 +17,7 @@ import { DEFAULT_STATUSES, passesGates, type SearchEnvironment, type SearchFilte
 import { searchTerms } from './text.js';
 import { TUNING, type SearchTuning } from './tuning.js';
 import { embedPending } from './vectors.js';
+import { createVectorIndex, VECTOR_INDEX_FROM, type VectorIndex } from './vector-index.js';
 
 /** Which signals a search uses. */
 export const SEARCH_MODES = ['hybrid', 'bm25', 'vector'] as const;
@@ -119,6 +120,12 @@ export interface SearchEngineOptions {
   onWarning?: (message: string, error?: unknown) => void;
   /** Rebuilds the BM25 base off the event loop (the warm server's worker thread); without it rebuilds are inline. */
   bm25Builder?: Bm25Builder;
+  /**
+   * Keep an in-memory int8 index of each vector space of at least VECTOR_INDEX_FROM vectors (vector-index.ts): KNN
+   * candidates by a WASM SIMD scan, exact distances from sqlite-vec. For warm processes (the server): loading it
+   * costs more than one sqlite-vec KNN. @default false
+   */
+  vectorIndex?: boolean;
 }
 
 /** A search engine bound to one store; holds the BM25 index and the embedder warm between searches. */
@@ -249,6 +256,26 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
     return { space: vectors.findSpace(model.model, model.dim), degraded };
   };
 
+  // In-memory vector indexes by space (warm processes only), and when a too-small space was last counted.
+  const vectorIndexes = new Map<number, VectorIndex | number>();
+  const VECTOR_INDEX_RECHECK_MS = 60_000;
+  const vectorIndexOf = (space: VectorSpace): VectorIndex | undefined => {
+    if (!options.vectorIndex) return undefined;
+    const known = vectorIndexes.get(space.id);
+    if (typeof known === 'object') {
+      known.sync();
+      return known;
+    }
+    if (typeof known === 'number' && Date.now() - known < VECTOR_INDEX_RECHECK_MS) return undefined;
+    if (store.vectors().written(space).vectors < VECTOR_INDEX_FROM) {
+      vectorIndexes.set(space.id, Date.now());
+      return undefined;
+    }
+    const index = createVectorIndex(store, space);
+    vectorIndexes.set(space.id, index);
+    return index;
+  };
+
   /** Vector hits that pass the gates, nearest first, similarity above the model's floor; widens k as gates reject. */
   const vectorList = (
     space: VectorSpace,
@@ -261,7 +288,8 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
     const hits: Array<{ id: number; similarity: number }> = [];
     let k = TUNING.pool;
     for (;;) {
-      const neighbours = k > KNN_MAX_K ? store.vectors().scan(space, vector, k) : store.vectors().knn(space, vector, k);
+      const index = k > KNN_MAX_K ? undefined : vectorIndexOf(space);
+      const neighbours = k > KNN_MAX_K ? store.vectors().scan(space, vector, k) : index ? index.knn(vector, k) : store.vectors().knn(space, vector, k);
       hits.length = 0;
       let belowFloor = false;
       prefetch(neighbours.filter((n) => 1 - n.distance >= floor).map((n) => n.id));
@@ -404,11 +432,17 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
       const anchorWeight = options.tuning.weights.anchor ?? TUNING.anchor.weight;
       const bm25Ids = lists.find((list) => list.signal === 'bm25')?.ids ?? [];
       if (mode === 'hybrid' && anchorSpace && anchorWeight > 0 && bm25Ids.length > 1) {
-        const anchor = store.vectors().vectorOf(anchorSpace, bm25Ids[0] as number);
+        // From the in-memory vector index when the server keeps one (same distances), else from sqlite-vec.
+        const held = vectorIndexes.get(anchorSpace.id);
+        const memory = typeof held === 'object' ? held : undefined;
+        const anchor = memory?.vectorOf(bm25Ids[0] as number) ?? store.vectors().vectorOf(anchorSpace, bm25Ids[0] as number);
         if (anchor) {
           const pool = [...new Set(lists.flatMap((list) => list.ids.slice(0, TUNING.pool)))];
-          const ids = store.vectors().distancesTo(anchorSpace, anchor, pool).map((n) => n.id);
-          lists.push({ signal: 'anchor', ids, weight: anchorWeight });
+          const inMemory = memory?.distancesTo(anchor, pool);
+          const nearest = inMemory
+            ? [...inMemory.found, ...store.vectors().distancesTo(anchorSpace, anchor, inMemory.missing)].sort((a, b) => a.distance - b.distance || a.id - b.id)
+            : store.vectors().distancesTo(anchorSpace, anchor, pool);
+          lists.push({ signal: 'anchor', ids: nearest.map((n) => n.id), weight: anchorWeight });
         }
       }
 

@@ -1,0 +1,240 @@
+import type { Neighbour, Store, VectorSpace, VectorWrite } from '../../core/index.js';
+import { VECTOR_SCAN_WASM } from './vector-scan-wasm.js';
+
+/**
+ * An in-memory index of one vector space for the warm server. It keeps every stored vector twice: as int8 codes
+ * (unit-normalised, scaled so the largest component is ±127: one byte per dimension), scanned with WASM SIMD
+ * (vector-scan.wat) to pick the nearest `2k + 64` candidates by approximate cosine; and as the float32 vector, from
+ * which those candidates' exact distances are computed with sqlite-vec's own arithmetic ({@link cosineDistance}: the
+ * same float32 sums in the same order, bit-identical to `vec_distance_cosine` and to the vec0 KNN — tested). The answer
+ * is sqlite-vec's exact top k whenever the true top k are among the candidates, which the int8 error leaves far
+ * inside the margin (bench/search.mjs counts identical top-50 lists), at a fraction of vec0's brute-force cost.
+ *
+ * It follows the space: each search first reads the vectors written since it last looked (`engram_vectors.
+ * embedded_at`, indexed with the engram id since migration 13) and re-encodes them; at most every 30 s it also
+ * compares its count with the space's and, when they differ, drops the vectors pruned from the space (they belong to
+ * deleted or deprecated engrams, which the gates reject anyway unless deprecated ones are asked for).
+ */
+export interface VectorIndex {
+  readonly size: number;
+  /** The k nearest by exact cosine distance (sqlite-vec's), nearest first; ties by engram id. */
+  knn(vector: Float32Array, k: number): Neighbour[];
+  /** An engram's vector as loaded, or null when the index does not hold it. */
+  vectorOf(id: number): Float32Array | null;
+  /** Exact distances from `vector` to those of these engrams the index holds, nearest first (ties by id), and the ids
+   * it does not hold. */
+  distancesTo(vector: Float32Array, ids: readonly number[]): { found: Neighbour[]; missing: number[] };
+  /** Reads the vectors written since the last call; `reconcile` also drops vectors removed from the space now. */
+  sync(options?: { reconcile?: boolean }): void;
+}
+
+/**
+ * sqlite-vec's cosine distance (`distance_cosine_float`): float32 dot product and magnitudes summed in order, then
+ * 1 − dot / (√a · √b) in double, returned as float32. Every float32 step is a double operation rounded with
+ * Math.fround, which is exact (double has more than 2 × 24 + 2 bits), so the result is bit for bit sqlite-vec's.
+ */
+export function cosineDistance(x: Float32Array, xAt: number, y: Float32Array, dim: number): number {
+  const f = Math.fround;
+  let dot = 0;
+  let a = 0;
+  let b = 0;
+  for (let i = 0; i < dim; i++) {
+    const p = x[xAt + i] as number;
+    const q = y[i] as number;
+    dot = f(dot + f(p * q));
+    a = f(a + f(p * p));
+    b = f(b + f(q * q));
+  }
+  return f(1 - dot / (Math.sqrt(a) * Math.sqrt(b)));
+}
+
+/** How often an index checks for vectors removed from its space (one count query). */
+const RECONCILE_MS = 30_000;
+
+/** Nearest first, ties by engram id. */
+const nearest = (a: Neighbour, b: Neighbour): number => a.distance - b.distance || a.id - b.id;
+
+/** Spaces smaller than this are searched by sqlite-vec directly: its scan is already fast, and exact by construction. */
+export const VECTOR_INDEX_FROM = 5_000;
+
+/** The module's exports: its memory and the scan. */
+interface Scan {
+  memory: { buffer: ArrayBuffer; grow(pages: number): number };
+  scan: (query: number, codes: number, rows: number, dim: number, out: number) => void;
+}
+
+/** The slice of the WebAssembly API used here (Node's global; the project's TypeScript libs do not declare it). */
+interface WasmApi {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object, imports: object) => { exports: unknown };
+}
+const wasmApi = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
+
+let compiled: object | undefined;
+function instantiate(): Scan {
+  compiled ??= new wasmApi.Module(Buffer.from(VECTOR_SCAN_WASM, 'base64'));
+  return new wasmApi.Instance(compiled, {}).exports as Scan;
+}
+
+/** Unit-normalises and quantises a vector into `codes` (int8); answers 1 / scale (0 for a zero vector). */
+function quantise(vector: Float32Array, codes: Int8Array, at: number, stride: number): number {
+  let norm = 0;
+  for (let i = 0; i < vector.length; i++) norm += (vector[i] as number) * (vector[i] as number);
+  norm = Math.sqrt(norm);
+  let largest = 0;
+  for (let i = 0; i < vector.length; i++) largest = Math.max(largest, Math.abs(vector[i] as number));
+  codes.fill(0, at, at + stride);
+  if (norm === 0 || largest === 0) return 0;
+  const scale = (127 * norm) / largest; // unit component u = v / norm; code = round(u · 127 / max|u|)
+  for (let i = 0; i < vector.length; i++) codes[at + i] = Math.round(((vector[i] as number) / norm) * scale);
+  return 1 / scale;
+}
+
+/** Builds the index of a space from its vec0 table. */
+export function createVectorIndex(store: Store, space: VectorSpace): VectorIndex {
+  const wasm = instantiate();
+  const dim = space.dim;
+  const stride = Math.ceil(dim / 16) * 16;
+  let capacity = 0;
+  let count = 0;
+  let ids = new Float64Array(0);
+  let floats = new Float32Array(0);
+  let inverse = new Float32Array(0);
+  let alive = new Uint8Array(0);
+  const rowOf = new Map<number, number>();
+  // WASM memory: [query: stride][scores: capacity × 4][codes: capacity × stride]
+  const layout = () => ({ query: 0, out: stride, codes: stride + capacity * 4 });
+
+  const reserve = (rows: number): void => {
+    if (rows <= capacity) return;
+    const old = layout();
+    const next = Math.max(rows, Math.ceil(capacity * 1.5), 1024);
+    const bytes = stride + next * 4 + next * stride;
+    const have = wasm.memory.buffer.byteLength;
+    if (bytes > have) wasm.memory.grow(Math.ceil((bytes - have) / 65_536));
+    capacity = next;
+    const moved = layout();
+    new Uint8Array(wasm.memory.buffer).copyWithin(moved.codes, old.codes, old.codes + count * stride);
+    const grow = <T extends Float64Array | Float32Array | Uint8Array>(array: T, make: (n: number) => T): T => {
+      const bigger = make(next);
+      bigger.set(array);
+      return bigger;
+    };
+    ids = grow(ids, (n) => new Float64Array(n));
+    const moreFloats = new Float32Array(next * dim);
+    moreFloats.set(floats);
+    floats = moreFloats;
+    inverse = grow(inverse, (n) => new Float32Array(n));
+    alive = grow(alive, (n) => new Uint8Array(n));
+  };
+
+  const put = (id: number, vector: Float32Array): void => {
+    let row = rowOf.get(id);
+    if (row === undefined) {
+      reserve(count + 1);
+      row = count++;
+      rowOf.set(id, row);
+      ids[row] = id;
+    }
+    inverse[row] = quantise(vector, new Int8Array(wasm.memory.buffer), layout().codes + row * stride, stride);
+    floats.set(vector.subarray(0, dim), row * dim);
+    alive[row] = 1;
+  };
+
+  const vectors = store.vectors();
+  // Bookmark: the last vector write read, in (embedded_at, engram id) order. Writes after it are read at each search.
+  // (A write in the same millisecond as the bookmark with a lower engram id, from another process, is missed until
+  // the server restarts: BM25 still finds that engram.)
+  let since: VectorWrite = { embedded_at: '', id: 0 };
+  let reconciledAt = Date.now();
+  const sync = (options: { reconcile?: boolean } = {}): void => {
+    for (const write of vectors.writtenSince(space, since)) {
+      const vector = vectors.vectorOf(space, write.id);
+      if (vector) put(write.id, vector);
+      else if (rowOf.has(write.id)) alive[rowOf.get(write.id) as number] = 0; // written, then removed
+      since = write;
+    }
+    if (!options.reconcile && Date.now() - reconciledAt < RECONCILE_MS) return;
+    reconciledAt = Date.now();
+    let live = 0;
+    for (let row = 0; row < count; row++) live += alive[row] as number;
+    if (live === vectors.written(space).vectors) return;
+    const present = new Set(vectors.engramIds(space));
+    for (let row = 0; row < count; row++) if (!present.has(ids[row] as number)) alive[row] = 0;
+  };
+  // Initial load: the bookmark is taken first, so a vector written during the load is read again by the next sync.
+  since = vectors.written(space).last ?? since;
+  for (const { id, vector } of vectors.iterateAll(space)) put(id, vector);
+
+  const knn = (vector: Float32Array, k: number): Neighbour[] => {
+    if (count === 0 || vector.length !== dim) return [];
+    const at = layout();
+    const memory = new Int8Array(wasm.memory.buffer);
+    quantise(vector, memory, at.query, stride);
+    wasm.scan(at.query, at.codes, count, stride, at.out);
+    const scores = new Int32Array(wasm.memory.buffer, at.out, count);
+    // The best `want` rows by approximate cosine (dot / own scale), through a min-heap of row numbers.
+    const want = Math.min(count, 2 * k + 64);
+    const heap = new Int32Array(want);
+    const value = (row: number): number => (scores[row] as number) * (inverse[row] as number);
+    let size = 0;
+    for (let row = 0; row < count; row++) {
+      if (alive[row] === 0) continue;
+      const v = value(row);
+      if (size < want) {
+        let i = size++;
+        while (i > 0) {
+          const parent = (i - 1) >> 1;
+          if (value(heap[parent] as number) <= v) break;
+          heap[i] = heap[parent] as number;
+          i = parent;
+        }
+        heap[i] = row;
+      } else if (v > value(heap[0] as number)) {
+        let i = 0;
+        for (;;) {
+          const left = 2 * i + 1;
+          if (left >= size) break;
+          const right = left + 1;
+          const child = right < size && value(heap[right] as number) < value(heap[left] as number) ? right : left;
+          if (value(heap[child] as number) >= v) break;
+          heap[i] = heap[child] as number;
+          i = child;
+        }
+        heap[i] = row;
+      }
+    }
+    const exact: Neighbour[] = [];
+    for (let i = 0; i < size; i++) {
+      const row = heap[i] as number;
+      exact.push({ id: ids[row] as number, distance: cosineDistance(floats, row * dim, vector, dim) });
+    }
+    return exact.sort(nearest).slice(0, k);
+  };
+
+  const vectorOf = (id: number): Float32Array | null => {
+    const row = rowOf.get(id);
+    return row === undefined || alive[row] === 0 ? null : floats.slice(row * dim, (row + 1) * dim);
+  };
+
+  const distancesTo = (vector: Float32Array, wanted: readonly number[]): { found: Neighbour[]; missing: number[] } => {
+    const found: Neighbour[] = [];
+    const missing: number[] = [];
+    for (const id of new Set(wanted)) {
+      const row = rowOf.get(id);
+      if (row === undefined || alive[row] === 0 || vector.length !== dim) missing.push(id);
+      else found.push({ id, distance: cosineDistance(floats, row * dim, vector, dim) });
+    }
+    return { found: found.sort(nearest), missing };
+  };
+
+  return {
+    get size() {
+      return count;
+    },
+    sync,
+    knn,
+    vectorOf,
+    distancesTo,
+  };
+}

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import type { Embedder } from '../../../src/core/index.js';
+import { addEngram, createSearchEngine, deleteEngram, embedPending, TUNING } from '../../../src/services/index.js';
+import { createVectorIndex, VECTOR_INDEX_FROM } from '../../../src/services/recall/vector-index.js';
+import { tempStore } from '../../_helpers.js';
+
+let seed = 3;
+const random = (): number => {
+  seed = (Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) | 0;
+  return ((seed >>> 0) % 1_000_000) / 1_000_000;
+};
+const DIM = 40; // not a multiple of 16: the codes are padded
+const vectorFor = (): Float32Array => Float32Array.from({ length: DIM }, () => random() * 2 - 1);
+/** Random vectors stand in for a model: the index is about geometry, not meaning (a real sqlite-vec table holds them). */
+const embedder: Embedder = { kind: 'test', model: 'test:random-40', dim: DIM, embed: async (texts) => texts.map(() => vectorFor()) };
+
+function fill(store: ReturnType<typeof tempStore>, n: number): void {
+  const words = ['cache', 'deploy', 'queue', 'index', 'retry', 'schema', 'token', 'docker', 'branch', 'lint'];
+  store.write(() => {
+    for (let i = 0; i < n; i++) store.engrams.insert({
+      kind: 'lesson', title: null, text: `vector lesson ${i} ${words[i % 10]} ${words[(i * 7) % 10]} topic${i % 97}`, content: null, category: i % 3 ? 'general' : 'ops', tags: [], prerequisites: null, source: 'manual',
+      source_sessions: [], session_id: null, tool_name: null, occurrence_count: 1, times_matched: 0, last_matched_at: null, pinned: false,
+      auto_pinned: false, deprecated: false, deprecated_reason: null, project: null, scope: 'personal', topic_key: null, revision_count: 0,
+      duplicate_count: 0, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', last_seen_at: '2026-01-01T00:00:00.000Z', deleted_at: null,
+    });
+  });
+}
+
+describe('in-memory vector index', () => {
+  it('gives a warm engine the same answers as sqlite-vec alone (hybrid and vector, with a category filter)', async () => {
+    const store = tempStore();
+    fill(store, VECTOR_INDEX_FROM + 100);
+    await embedPending(store, embedder, { batchSize: 1_000 });
+    const options = { embedder: null, loadedEmbedder: embedder, tuning: { rrfK: TUNING.rrfK, weights: { ...TUNING.weights }, topK: 10 } };
+    const plain = createSearchEngine(store, options);
+    const warm = createSearchEngine(store, { ...options, vectorIndex: true });
+    for (let q = 0; q < 12; q++) {
+      const queryVector = vectorFor();
+      for (const mode of ['hybrid', 'vector'] as const) {
+        const request = { query: `cache deploy topic${q}`, queryVector, mode, abstain: false, ...(q % 3 === 0 ? { category: 'ops' } : {}) };
+        const [a, b] = [await plain.search(request), await warm.search(request)];
+        expect(b.results.map((hit) => [hit.id, hit.score, hit.ranks, hit.signals])).toEqual(a.results.map((hit) => [hit.id, hit.score, hit.ranks, hit.signals]));
+        expect(a.results.length).toBeGreaterThan(0);
+      }
+    }
+  });
+
+  it("answers sqlite-vec's exact KNN (ids, distances, order) and follows writes and removals", async () => {
+    const store = tempStore();
+    store.write(() => {
+      for (let i = 0; i < 600; i++) store.engrams.insert({
+        kind: 'lesson', title: null, text: `vector lesson ${i}`, content: null, category: 'general', tags: [], prerequisites: null, source: 'manual',
+        source_sessions: [], session_id: null, tool_name: null, occurrence_count: 1, times_matched: 0, last_matched_at: null, pinned: false,
+        auto_pinned: false, deprecated: false, deprecated_reason: null, project: null, scope: 'personal', topic_key: null, revision_count: 0,
+        duplicate_count: 0, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', last_seen_at: '2026-01-01T00:00:00.000Z', deleted_at: null,
+      });
+    });
+    await embedPending(store, embedder, { batchSize: 100 });
+    const space = store.vectors().findSpace(embedder.model, DIM)!;
+    const index = createVectorIndex(store, space);
+    expect(index.size).toBe(600);
+    for (let q = 0; q < 25; q++) {
+      const query = vectorFor();
+      for (const k of [1, 10, 50]) expect(index.knn(query, k)).toEqual(store.vectors().knn(space, query, k));
+    }
+    // New vectors are read at the next sync; a removed one is dropped.
+    const added = addEngram(store, { text: 'a lesson embedded later' }).engram.id;
+    await embedPending(store, embedder);
+    const own = store.vectors().vectorOf(space, added)!;
+    expect(index.knn(own, 1)[0]?.id).not.toBe(added);
+    index.sync();
+    expect(index.knn(own, 1)).toEqual([{ id: added, distance: expect.closeTo(0, 6) }]);
+    deleteEngram(store, added);
+    store.write(() => store.vectors().prune(space));
+    index.sync({ reconcile: true });
+    expect(index.vectorOf(added)).toBeNull();
+    expect(index.knn(own, 5)).toEqual(store.vectors().knn(space, own, 5));
+    // Anchor distances: the same numbers sqlite-vec computes, for the engrams it holds.
+    const ids = [3, 17, 250, 599, 100_000];
+    const { found, missing } = index.distancesTo(own, ids);
+    expect(found).toEqual(store.vectors().distancesTo(space, own, ids));
+    expect(missing).toEqual([100_000]);
+    expect(index.vectorOf(17)).toEqual(store.vectors().vectorOf(space, 17));
+  });
+});
