@@ -626,6 +626,8 @@ async function warmUp(): Promise<void> {
     if (loaded.embedder) {
       await engine.search({ query: 'warm up', mode: 'hybrid', topK: 1 });
       model = { name: loaded.embedder.model, kind: loaded.embedder.kind };
+      // The in-memory vector index of a large store loads in slices between requests; warm once it is in.
+      await engine.settled();
     }
     log.info('server warm', { ms: Math.round(performance.now() - started), model: model?.name ?? null, reason: loaded.reason });
     if (loaded.embedder) void embedInBackground(loaded.embedder);

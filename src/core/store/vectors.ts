@@ -70,8 +70,8 @@ export interface VectorRepo {
   iterateAll(space: VectorSpace): IterableIterator<{ id: number; vector: Float32Array }>;
   /** The last write of the space (by `embedded_at`, then engram id) and how many vectors it has, from indexes. */
   written(space: VectorSpace): { last: VectorWrite | null; vectors: number };
-  /** The engrams that have a vector in the space. */
-  engramIds(space: VectorSpace): number[];
+  /** The engrams that have a vector in the space; with `after` and `limit`, one keyset page in id order. */
+  engramIds(space: VectorSpace, page?: { after: number; limit: number }): number[];
   /** Vector writes after `after` in (embedded_at, engram id) order: what an in-memory index has not seen yet. */
   writtenSince(space: VectorSpace, after: VectorWrite): VectorWrite[];
   /** Removes vectors of engrams that are gone, deprecated or deleted. Returns how many. */
@@ -239,8 +239,12 @@ export function createVectorRepo(db: Database): VectorRepo {
       const vectors = db.prepare('SELECT count(*) FROM engram_vectors WHERE model_id = ?').pluck().get(space.id) as number;
       return { last: last ?? null, vectors };
     },
-    engramIds(space) {
-      return db.prepare('SELECT engram_id FROM engram_vectors WHERE model_id = ?').pluck().all(space.id) as number[];
+    engramIds(space, page) {
+      if (!page) return db.prepare('SELECT engram_id FROM engram_vectors WHERE model_id = ?').pluck().all(space.id) as number[];
+      return db
+        .prepare('SELECT engram_id FROM engram_vectors WHERE model_id = ? AND engram_id > ? ORDER BY engram_id LIMIT ?')
+        .pluck()
+        .all(space.id, page.after, page.limit) as number[];
     },
     writtenSince(space, after) {
       return db

@@ -88,6 +88,8 @@ export interface SearchResponse {
     bm25_index: Bm25Source | null;
     /** `skipped`: BM25 alone was decisive (tuning.ts skipVectors); `cached`: the query vector was reused. */
     vectors: 'searched' | 'cached' | 'skipped' | null;
+    /** Which KNN answered the vector list: the warm server's in-memory index or sqlite-vec (absent: no vector list). */
+    knn?: 'memory' | 'sqlite-vec';
   };
   /** Only when the request asked for it. */
   explain?: SearchExplain;
@@ -131,7 +133,7 @@ export interface SearchEngineOptions {
 /** A search engine bound to one store; holds the BM25 index and the embedder warm between searches. */
 export interface SearchEngine {
   search(request: SearchRequest): Promise<SearchResponse>;
-  /** Resolves when no background index build is running. */
+  /** Resolves when no background index build (BM25 base, vector index load) is running. */
   settled(): Promise<void>;
   /** The loaded embedder, or null with the reason. Loads on first call. */
   embedder(): Promise<{ embedder: Embedder | null; reason: string }>;
@@ -256,13 +258,18 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
     return { space: vectors.findSpace(model.model, model.dim), degraded };
   };
 
-  // In-memory vector indexes by space (warm processes only), and when a too-small space was last counted.
+  // In-memory vector indexes by space (warm processes only), and when a too-small space was last counted. An index
+  // loads in slices between searches (sqlite-vec answers meanwhile); `loading` resolves when the last slice is in.
   const vectorIndexes = new Map<number, VectorIndex | number>();
+  let loading: Promise<void> = Promise.resolve();
   const VECTOR_INDEX_RECHECK_MS = 60_000;
+  /** Vectors loaded per slice: ≈ 20–40 ms of work, so a hook waiting behind one is not kept long. */
+  const VECTOR_INDEX_SLICE = 1_000;
   const vectorIndexOf = (space: VectorSpace): VectorIndex | undefined => {
     if (!options.vectorIndex) return undefined;
     const known = vectorIndexes.get(space.id);
     if (typeof known === 'object') {
+      if (!known.ready) return undefined;
       known.sync();
       return known;
     }
@@ -273,7 +280,20 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
     }
     const index = createVectorIndex(store, space);
     vectorIndexes.set(space.id, index);
-    return index;
+    loading = new Promise<void>((resolve) => {
+      const step = (): void => {
+        try {
+          if (index.loadSlice(VECTOR_INDEX_SLICE)) return resolve();
+        } catch (error) {
+          warn('the in-memory vector index could not load; searching with sqlite-vec', error);
+          vectorIndexes.set(space.id, Date.now());
+          return resolve();
+        }
+        setImmediate(step);
+      };
+      setImmediate(step);
+    });
+    return undefined;
   };
 
   /** Vector hits that pass the gates, nearest first, similarity above the model's floor; widens k as gates reject. */
@@ -286,10 +306,12 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
   ) => {
     const floor = TUNING.vectorFloor[model.kind] ?? 0;
     const hits: Array<{ id: number; similarity: number }> = [];
+    let usedMemory = false;
     let k = TUNING.pool;
     for (;;) {
       const index = k > KNN_MAX_K ? undefined : vectorIndexOf(space);
       const neighbours = k > KNN_MAX_K ? store.vectors().scan(space, vector, k) : index ? index.knn(vector, k) : store.vectors().knn(space, vector, k);
+      usedMemory ||= index !== undefined;
       hits.length = 0;
       let belowFloor = false;
       prefetch(neighbours.filter((n) => 1 - n.distance >= floor).map((n) => n.id));
@@ -303,7 +325,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
         if (hits.length >= TUNING.pool) break;
       }
       // Done when the pool is full, when the rest is below the floor, or when the table has no more rows.
-      if (hits.length >= TUNING.pool || belowFloor || neighbours.length < k) return hits;
+      if (hits.length >= TUNING.pool || belowFloor || neighbours.length < k) return { hits, knn: usedMemory ? ('memory' as const) : ('sqlite-vec' as const) };
       k *= 4;
     }
   };
@@ -327,7 +349,10 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
   };
   return {
     embedder,
-    settled: () => bm25.settled(),
+    settled: async () => {
+      await bm25.settled();
+      await loading;
+    },
     async search(request) {
       const started = performance.now();
       const mode = request.mode ?? 'hybrid';
@@ -420,7 +445,8 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
             if (vector) {
               anchorSpace = space;
               semanticKind = model.kind;
-              const hits = vectorList(space, model, vector, fetch, accept);
+              const { hits, knn } = vectorList(space, model, vector, fetch, accept);
+              response.timings.knn = knn;
               for (const hit of hits) similarities.set(hit.id, hit.similarity);
               lists.push({ signal: 'vector', ids: hits.map((hit) => hit.id), weight: mode === 'vector' ? 1 : options.tuning.weights.vector });
             }
@@ -434,7 +460,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
       if (mode === 'hybrid' && anchorSpace && anchorWeight > 0 && bm25Ids.length > 1) {
         // From the in-memory vector index when the server keeps one (same distances), else from sqlite-vec.
         const held = vectorIndexes.get(anchorSpace.id);
-        const memory = typeof held === 'object' ? held : undefined;
+        const memory = typeof held === 'object' && held.ready ? held : undefined;
         const anchor = memory?.vectorOf(bm25Ids[0] as number) ?? store.vectors().vectorOf(anchorSpace, bm25Ids[0] as number);
         if (anchor) {
           const pool = [...new Set(lists.flatMap((list) => list.ids.slice(0, TUNING.pool)))];

@@ -26,6 +26,10 @@ export interface VectorIndex {
   distancesTo(vector: Float32Array, ids: readonly number[]): { found: Neighbour[]; missing: number[] };
   /** Reads the vectors written since the last call; `reconcile` also drops vectors removed from the space now. */
   sync(options?: { reconcile?: boolean }): void;
+  /** True once every vector of the space is loaded; until then searches use sqlite-vec. */
+  readonly ready: boolean;
+  /** Loads up to `rows` more vectors (a slice, so a warm server keeps answering); true when the index is ready. */
+  loadSlice(rows: number): boolean;
 }
 
 /**
@@ -90,7 +94,7 @@ function quantise(vector: Float32Array, codes: Int8Array, at: number, stride: nu
   return 1 / scale;
 }
 
-/** Builds the index of a space from its vec0 table. */
+/** An index of a space, empty until loaded with {@link VectorIndex.loadSlice} (all at once: `loadSlice(Infinity)`). */
 export function createVectorIndex(store: Store, space: VectorSpace): VectorIndex {
   const wasm = instantiate();
   const dim = space.dim;
@@ -162,9 +166,27 @@ export function createVectorIndex(store: Store, space: VectorSpace): VectorIndex
     const present = new Set(vectors.engramIds(space));
     for (let row = 0; row < count; row++) if (!present.has(ids[row] as number)) alive[row] = 0;
   };
-  // Initial load: the bookmark is taken first, so a vector written during the load is read again by the next sync.
-  since = vectors.written(space).last ?? since;
-  for (const { id, vector } of vectors.iterateAll(space)) put(id, vector);
+  // Loading, a keyset page of engram ids at a time. The bookmark is taken first, so a vector written during the
+  // load is read again by the sync that ends it.
+  const start = vectors.written(space);
+  since = start.last ?? since;
+  reserve(start.vectors);
+  let loadedAfter = 0;
+  let ready = false;
+  const loadSlice = (rows: number): boolean => {
+    if (ready) return true;
+    const page = vectors.engramIds(space, { after: loadedAfter, limit: rows });
+    for (const id of page) {
+      const vector = vectors.vectorOf(space, id);
+      if (vector) put(id, vector);
+      loadedAfter = id;
+    }
+    if (page.length < rows) {
+      ready = true;
+      sync();
+    }
+    return ready;
+  };
 
   const knn = (vector: Float32Array, k: number): Neighbour[] => {
     if (count === 0 || vector.length !== dim) return [];
@@ -232,6 +254,10 @@ export function createVectorIndex(store: Store, space: VectorSpace): VectorIndex
     get size() {
       return count;
     },
+    get ready() {
+      return ready;
+    },
+    loadSlice,
     sync,
     knn,
     vectorOf,

@@ -34,12 +34,15 @@ describe('in-memory vector index', () => {
     const options = { embedder: null, loadedEmbedder: embedder, tuning: { rrfK: TUNING.rrfK, weights: { ...TUNING.weights }, topK: 10 } };
     const plain = createSearchEngine(store, options);
     const warm = createSearchEngine(store, { ...options, vectorIndex: true });
+    await warm.search({ query: 'warm up', queryVector: vectorFor() });
+    await warm.settled(); // the index loads in slices after the first search
     for (let q = 0; q < 12; q++) {
       const queryVector = vectorFor();
       for (const mode of ['hybrid', 'vector'] as const) {
         const request = { query: `cache deploy topic${q}`, queryVector, mode, abstain: false, ...(q % 3 === 0 ? { category: 'ops' } : {}) };
         const [a, b] = [await plain.search(request), await warm.search(request)];
         expect(b.results.map((hit) => [hit.id, hit.score, hit.ranks, hit.signals])).toEqual(a.results.map((hit) => [hit.id, hit.score, hit.ranks, hit.signals]));
+        expect([a.timings.knn, b.timings.knn]).toEqual(['sqlite-vec', 'memory']);
         expect(a.results.length).toBeGreaterThan(0);
       }
     }
@@ -58,6 +61,10 @@ describe('in-memory vector index', () => {
     await embedPending(store, embedder, { batchSize: 100 });
     const space = store.vectors().findSpace(embedder.model, DIM)!;
     const index = createVectorIndex(store, space);
+    expect(index.ready).toBe(false);
+    expect(index.loadSlice(250)).toBe(false);
+    expect(index.loadSlice(250)).toBe(false);
+    expect(index.loadSlice(250)).toBe(true);
     expect(index.size).toBe(600);
     for (let q = 0; q < 25; q++) {
       const query = vectorFor();
