@@ -175,13 +175,14 @@ export function createVectorIndex(store: Store, space: VectorSpace): VectorIndex
   let ready = false;
   const loadSlice = (rows: number): boolean => {
     if (ready) return true;
-    const page = vectors.engramIds(space, { after: loadedAfter, limit: rows });
+    const limit = Math.min(rows, 2 ** 31 - 1); // SQLite's LIMIT takes an integer: Infinity means everything
+    const page = vectors.engramIds(space, { after: loadedAfter, limit });
     for (const id of page) {
       const vector = vectors.vectorOf(space, id);
       if (vector) put(id, vector);
       loadedAfter = id;
     }
-    if (page.length < rows) {
+    if (page.length < limit) {
       ready = true;
       sync();
     }

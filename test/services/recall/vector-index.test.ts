@@ -66,6 +66,9 @@ describe('in-memory vector index', () => {
     expect(index.loadSlice(250)).toBe(false);
     expect(index.loadSlice(250)).toBe(true);
     expect(index.size).toBe(600);
+    const whole = createVectorIndex(store, space);
+    expect(whole.loadSlice(Number.POSITIVE_INFINITY)).toBe(true);
+    expect(whole.size).toBe(600);
     for (let q = 0; q < 25; q++) {
       const query = vectorFor();
       for (const k of [1, 10, 50]) expect(index.knn(query, k)).toEqual(store.vectors().knn(space, query, k));
