@@ -512,8 +512,10 @@ export function createBm25Cache(indexDir: string | undefined, options: Bm25Cache
   // With a builder the rebuild happens away from searches, so the overlay may grow further while it runs.
   const limitFor = (index: PackedBm25Index): number => overlayLimits(index.base.docs).rebuild * (builder ? 3 : 1);
 
+  /** When a background build last failed: the next one waits a minute (a locked store is not hammered per search). */
+  let failedAt = -Infinity;
   const background = (store: Store): void => {
-    if (!builder || building || store.path === ':memory:' || !current) return;
+    if (!builder || building || store.path === ':memory:' || !current || Date.now() - failedAt < 60_000) return;
     if (current.overlaySize < overlayLimits(current.base.docs).background) return;
     void rebuildAway(store);
   };
@@ -523,7 +525,10 @@ export function createBm25Cache(indexDir: string | undefined, options: Bm25Cache
       .then((bytes) => {
         fresh = decodeSnapshot(bytes);
       })
-      .catch((error: unknown) => onError?.(error))
+      .catch((error: unknown) => {
+        failedAt = Date.now();
+        onError?.(error);
+      })
       .finally(() => {
         building = undefined;
       });
