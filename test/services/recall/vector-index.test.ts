@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Embedder } from '../../../src/core/index.js';
 import { addEngram, createSearchEngine, deleteEngram, embedPending, TUNING } from '../../../src/services/index.js';
-import { createVectorIndex, VECTOR_INDEX_FROM } from '../../../src/services/recall/vector-index.js';
+import { cosineDistance, createVectorIndex, VECTOR_INDEX_FROM } from '../../../src/services/recall/vector-index.js';
 import { tempStore } from '../../_helpers.js';
 
 let seed = 3;
@@ -27,6 +27,23 @@ function fill(store: ReturnType<typeof tempStore>, n: number): void {
 }
 
 describe('in-memory vector index', () => {
+  it("computes cosine distances bit for bit as sqlite-vec's vec_distance_cosine does", () => {
+    const store = tempStore();
+    store.vectors(); // loads sqlite-vec into the connection
+    const sqliteVec = store.db.prepare('SELECT vec_distance_cosine(?, ?)').pluck();
+    const blob = (v: Float32Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+    let compared = 0;
+    for (const dim of [40, 256, 384, 512]) {
+      for (let t = 0; t < 500; t++) {
+        const x = Float32Array.from({ length: dim }, () => (random() * 2 - 1) * (t % 3 ? 1 : 1e-3));
+        const y = t % 5 === 0 ? x.slice() : Float32Array.from({ length: dim }, () => random() * 2 - 1);
+        expect(cosineDistance(x, 0, y, dim)).toBe(sqliteVec.get(blob(x), blob(y)));
+        compared++;
+      }
+    }
+    expect(compared).toBe(2_000);
+  });
+
   it('gives a warm engine the same answers as sqlite-vec alone (hybrid and vector, with a category filter)', async () => {
     const store = tempStore();
     fill(store, VECTOR_INDEX_FROM + 100);
