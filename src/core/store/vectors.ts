@@ -84,6 +84,16 @@ export interface VectorRepo {
 
 const tableName = (id: number): string => `engram_vec_${id}`;
 
+/** Statements each search runs, prepared once per connection (preparing costs more than running them). */
+const preparedByDb = new WeakMap<Database, Map<string, Statement>>();
+function prepared(db: Database, sql: string): Statement {
+  let statements = preparedByDb.get(db);
+  if (!statements) preparedByDb.set(db, (statements = new Map()));
+  let statement = statements.get(sql);
+  if (!statement) statements.set(sql, (statement = db.prepare(sql)));
+  return statement;
+}
+
 /** What a vector's `text_hash` records: the engram's content hash and the text preparation it was embedded with,
  * so a vector made from older preparation (core/embed/text.ts) is stale like one made from older text. */
 const CURRENT = `(e.content_hash || ':t${Math.trunc(EMBED_TEXT_VERSION)}')`;
@@ -177,7 +187,7 @@ export function createVectorRepo(db: Database): VectorRepo {
       return pendingPage.all(space.id, afterId, limit);
     },
     countPending(space) {
-      return Number(db.prepare(`SELECT count(*) ${liveWithoutCurrent}`).pluck().get(space.id));
+      return Number(prepared(db, `SELECT count(*) ${liveWithoutCurrent}`).pluck().get(space.id));
     },
     countCurrent(space) {
       return Number(
@@ -231,28 +241,25 @@ export function createVectorRepo(db: Database): VectorRepo {
       }
     },
     written(space) {
-      const last = db
-        .prepare<[number], VectorWrite>(
-          'SELECT engram_id AS id, embedded_at FROM engram_vectors WHERE model_id = ? ORDER BY embedded_at DESC, engram_id DESC LIMIT 1',
-        )
-        .get(space.id);
-      const vectors = db.prepare('SELECT count(*) FROM engram_vectors WHERE model_id = ?').pluck().get(space.id) as number;
+      const last = prepared(
+        db,
+        'SELECT engram_id AS id, embedded_at FROM engram_vectors WHERE model_id = ? ORDER BY embedded_at DESC, engram_id DESC LIMIT 1',
+      ).get(space.id) as VectorWrite | undefined;
+      const vectors = prepared(db, 'SELECT count(*) FROM engram_vectors WHERE model_id = ?').pluck().get(space.id) as number;
       return { last: last ?? null, vectors };
     },
     engramIds(space, page) {
       if (!page) return db.prepare('SELECT engram_id FROM engram_vectors WHERE model_id = ?').pluck().all(space.id) as number[];
-      return db
-        .prepare('SELECT engram_id FROM engram_vectors WHERE model_id = ? AND engram_id > ? ORDER BY engram_id LIMIT ?')
+      return prepared(db, 'SELECT engram_id FROM engram_vectors WHERE model_id = ? AND engram_id > ? ORDER BY engram_id LIMIT ?')
         .pluck()
         .all(space.id, page.after, page.limit) as number[];
     },
     writtenSince(space, after) {
-      return db
-        .prepare<[number, string, number], VectorWrite>(
-          `SELECT engram_id AS id, embedded_at FROM engram_vectors
-            WHERE model_id = ? AND (embedded_at, engram_id) > (?, ?) ORDER BY embedded_at, engram_id`,
-        )
-        .all(space.id, after.embedded_at, after.id);
+      return prepared(
+        db,
+        `SELECT engram_id AS id, embedded_at FROM engram_vectors
+          WHERE model_id = ? AND (embedded_at, engram_id) > (?, ?) ORDER BY embedded_at, engram_id`,
+      ).all(space.id, after.embedded_at, after.id) as VectorWrite[];
     },
     prune(space) {
       // Bookkeeping rows of engrams that are no longer searchable go first; then vec0 rows nobody accounts for.
@@ -285,7 +292,7 @@ export interface SearchState {
 
 /** Reads the search state row. */
 export function readSearchState(db: Database): SearchState {
-  return db.prepare('SELECT store_uid, generation FROM search_state WHERE id = 1').get() as SearchState;
+  return prepared(db, 'SELECT store_uid, generation FROM search_state WHERE id = 1').get() as SearchState;
 }
 
 /** The engrams whose searchable fields changed after a generation, from the change log (migration 13). */
@@ -302,10 +309,9 @@ export interface SearchChanges {
 export function readSearchChanges(db: Database, since: number): SearchChanges {
   const { generation } = readSearchState(db);
   if (since >= generation) return { generation, complete: since === generation, ids: [] };
-  const rows = db.prepare('SELECT count(*) FROM search_changes WHERE generation > ? AND generation <= ?').pluck().get(since, generation) as number;
+  const rows = prepared(db, 'SELECT count(*) FROM search_changes WHERE generation > ? AND generation <= ?').pluck().get(since, generation) as number;
   if (rows !== generation - since) return { generation, complete: false, ids: [] };
-  const ids = db
-    .prepare('SELECT DISTINCT engram_id FROM search_changes WHERE generation > ? AND generation <= ? ORDER BY engram_id')
+  const ids = prepared(db, 'SELECT DISTINCT engram_id FROM search_changes WHERE generation > ? AND generation <= ? ORDER BY engram_id')
     .pluck()
     .all(since, generation) as number[];
   return { generation, complete: true, ids };
