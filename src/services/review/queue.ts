@@ -55,6 +55,8 @@ export interface ReviewQueue {
   items: ReviewItem[];
   total: number;
   counts: Record<ReviewReason, number>;
+  offset: number;
+  limit: number;
 }
 
 /** Word overlap from which review shows another engram as a near-duplicate (merging is at 0.7, services/learn). */
@@ -129,7 +131,10 @@ export interface ReviewOptions {
   reasons?: readonly ReviewReason[];
   /** Only engrams of this project (and personal ones). */
   project?: string;
+  /** @default 50 */
   limit?: number;
+  /** Items of the queue to skip (its order is stable: reason, then age). @default 0 */
+  offset?: number;
 }
 
 type QueueRow = Pick<Engram, 'id' | 'kind' | 'status' | 'liveness' | 'confirmed_at' | 'last_matched_at' | 'created_at' | 'project'> & { conflict: number };
@@ -142,6 +147,8 @@ export function reviewQueue(store: Store, options: ReviewOptions = {}): ReviewQu
   const fresh = freshness(options.policy ?? governancePolicy(), options.now ?? new Date());
   const limit = options.limit ?? 50;
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new EngramError('INVALID_INPUT', `limit must be an integer from 1 to 1000, got ${limit}`);
+  const offset = options.offset ?? 0;
+  if (!Number.isInteger(offset) || offset < 0) throw new EngramError('INVALID_INPUT', `offset must be a non-negative integer, got ${offset}`);
   return store.read(() => {
     const rows = store.db
       .prepare(
@@ -166,7 +173,7 @@ export function reviewQueue(store: Store, options: ReviewOptions = {}): ReviewQu
     candidates.sort((a, b) => rank(a.reasons) - rank(b.reasons) || a.row.created_at.localeCompare(b.row.created_at) || a.row.id - b.row.id);
     const counts: Record<ReviewReason, number> = { pending: 0, conflict: 0, stale: 0, 'code-gone': 0 };
     for (const candidate of candidates) for (const reason of candidate.reasons) counts[reason]++;
-    const page = candidates.slice(0, limit);
+    const page = candidates.slice(offset, offset + limit);
     const engrams = new Map(store.engrams.getMany(page.map((item) => item.row.id)).map((engram) => [engram.id, engram]));
     const pool = page.length
       ? (store.db
@@ -187,7 +194,7 @@ export function reviewQueue(store: Store, options: ReviewOptions = {}): ReviewQu
         near_duplicates: nearDuplicates(store, engram, pool),
       };
     });
-    return { items, total: candidates.length, counts };
+    return { items, total: candidates.length, counts, offset, limit };
   });
 }
 
@@ -272,7 +279,11 @@ export function engramHistory(store: Store, ref: EngramRef): { id: number; engra
       const related: Record<string, number> = {};
       for (const change of entry.changes) {
         if (change.table === 'engrams' && change.key.id === id) {
-          const columns = change.before === null || change.after === null ? ['status', 'text'] : changedColumns(change);
+          // A row created or removed shows its status and text (and a pin it was created with: pin history starts there).
+          const columns =
+            change.before === null || change.after === null
+              ? ['status', 'text', ...(change.before === null && change.after?.pinned ? ['pinned', 'auto_pinned'] : [])]
+              : changedColumns(change);
           for (const column of columns) fields[column] = { before: change.before?.[column] ?? null, after: change.after?.[column] ?? null };
         } else if (change.table !== 'engrams') {
           related[change.table] = (related[change.table] ?? 0) + 1;
