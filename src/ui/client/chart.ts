@@ -22,6 +22,7 @@ export function relevanceChart(series: RelevanceSeries): SVGSVGElement {
   const label = `Relevance in ${series.tag} over time: ${points.length} ${points.length === 1 ? 'value' : 'moves'}${points.length ? `, from ${points[0]?.score.toFixed(2)} to ${points.at(-1)?.score.toFixed(2)}` : ''}`;
   const chart = svg('svg', { class: 'spark', viewBox: `0 0 ${WIDTH} ${HEIGHT}`, width: WIDTH, height: HEIGHT, role: 'img', 'aria-label': label, 'data-tag': series.tag }, svg('title', {}, label));
   chart.append(svg('line', { class: 'zero', x1: 0, x2: WIDTH, y1: y(0), y2: y(0) }));
+  for (const value of [3, 0, -3]) chart.append(svg('text', { class: 'axis', x: WIDTH - 2, y: Math.min(HEIGHT - 2, Math.max(8, y(value) + 3)), 'text-anchor': 'end' }, value > 0 ? '+3' : value < 0 ? '−3' : '0'));
   if (points.length > 1) chart.append(svg('polyline', { class: 'line', fill: 'none', points: points.map((point, i) => `${x(times[i] as number).toFixed(1)},${y(point.score).toFixed(1)}`).join(' ') }));
   points.forEach((point, i) => {
     chart.append(svg('circle', { class: `dot ${point.score >= 0 ? 'pos' : 'neg'}`, cx: x(times[i] as number).toFixed(1), cy: y(point.score).toFixed(1), r: 2.6, 'data-cause': point.cause }, svg('title', {}, pointLabel(point))));
@@ -41,6 +42,7 @@ export function relevancePanel(all: RelevanceSeries[]): HTMLElement {
         { class: 'chart', 'data-tag': series.tag },
         el('figcaption', {}, el('strong', {}, series.tag), ' ', el('span', { class: 'muted' }, series.current === null ? '(no current value)' : `now ${series.current.toFixed(2)}`)),
         series.points.length ? relevanceChart(series) : el('span', { class: 'muted' }, 'no recorded moves'),
+        series.points.length ? el('div', { class: 'muted axis-dates' }, `${fmtDate(series.points[0]?.at).slice(0, 10)} → ${fmtDate(series.points.at(-1)?.at).slice(0, 10)}`) : '',
         series.points.length
           ? el('details', {}, el('summary', {}, `${series.points.length} ${series.points.length === 1 ? 'value' : 'moves'}`), el('ol', { class: 'steps' }, ...series.points.slice(-20).map((point) => el('li', {}, pointLabel(point)))))
           : '',

@@ -23,7 +23,7 @@ export async function renderTapes(params: URLSearchParams): Promise<void> {
   const explain = el('section', { id: 'explain', 'aria-label': 'Explain a span of code' });
   const list = el('section', { id: 'tape-list', 'aria-label': 'Tapes' });
   const view = el('section', { id: 'timeline', 'aria-label': 'Tape timeline', 'aria-live': 'polite' }, el('p', { class: 'muted' }, 'Select a tape (↑/↓ or j/k, Enter), or explain a span of code.'));
-  main.replaceChildren(explain, el('div', { class: 'split' }, el('div', {}, el('div', { id: 'tape-folders' }), list), view));
+  main.replaceChildren(el('div', { class: 'split' }, el('div', {}, explain, el('div', { id: 'tape-folders' }), list), view));
   let folders: TapeFolder[] = [];
   try {
     folders = (await api<{ folders: TapeFolder[] }>('GET', '/tape-folders')).folders;
@@ -209,15 +209,18 @@ async function loadTimeline(tapeId: string, params: URLSearchParams, offset?: nu
   }
   const tape = page.tape;
   const highlighted = (offset: number): boolean => from !== null && until !== null && offset >= from && offset <= until;
-  const items = page.events.map((event) =>
-    el(
+  const items = page.events.map((event) => {
+    const item = el(
       'li',
       { id: `ev-${event.offset}`, class: `event k-${event.k.replace('.', '-')}${highlighted(event.offset) ? ' hl' : ''}`, 'data-offset': String(event.offset), 'data-kind': event.k, tabindex: '-1' },
       el('span', { class: 'offset mono' }, String(event.offset)),
       el('span', { class: 'muted when' }, event.t ? fmtDate(event.t).slice(11) : ''),
       el('div', { class: 'body' }, ...eventBody(event), event.agent ? el('span', { class: 'chip' }, `subagent ${short(event.agent, 12)}`) : '', event.truncated ? el('span', { class: 'muted' }, ' (cut; the whole event is in the tape)') : ''),
-    ),
-  );
+    );
+    // The moment asked for shows its change and output unfolded.
+    if (highlighted(event.offset)) item.querySelectorAll('details').forEach((details) => (details.open = true));
+    return item;
+  });
   const move = (next: number) => () => void loadTimeline(tapeId, params, next);
   const last = page.offset + page.events.length;
   view.replaceChildren(
@@ -239,7 +242,15 @@ async function loadTimeline(tapeId: string, params: URLSearchParams, offset?: nu
   );
   const target = from !== null ? document.getElementById(`ev-${from}`) : null;
   if (target) {
-    target.scrollIntoView({ block: 'center' });
+    // On a wide window the timeline scrolls in its own box (explain and the list stay where they are); on a narrow
+    // one the page scrolls.
+    const box = document.getElementById('events') as HTMLElement;
+    if (getComputedStyle(box).overflowY === 'auto' && box.scrollHeight > box.clientHeight) {
+      box.scrollTop = Math.max(0, target.offsetTop - box.clientHeight / 2 + target.offsetHeight / 2);
+      view.scrollIntoView({ block: 'nearest' });
+    } else {
+      target.scrollIntoView({ block: 'center' });
+    }
     target.focus({ preventScroll: true });
     say(`tape ${tape.tape_id.slice(0, 12)}: event ${from}${until !== null && until !== from ? `–${until}` : ''} (${target.dataset.kind})`);
   }
