@@ -58,7 +58,7 @@ async function loadSessions(): Promise<void> {
   } catch (error) {
     return showError(error, list);
   }
-  say(`${fmtNum(page.total)} sessions · page in ${Math.round(performance.now() - started)} ms`);
+  say(`${fmtNum(page.total)} ${page.total === 1 ? 'session' : 'sessions'} · page in ${Math.round(performance.now() - started)} ms`);
   const rows = page.sessions.map((s) =>
     navRow(
       s.id,

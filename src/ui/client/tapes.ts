@@ -118,7 +118,7 @@ async function loadTapes(): Promise<void> {
   } catch (error) {
     return showError(error, list);
   }
-  say(`${fmtNum(page.total)} tapes · page in ${Math.round(performance.now() - started)} ms`);
+  say(`${fmtNum(page.total)} ${page.total === 1 ? 'tape' : 'tapes'} · page in ${Math.round(performance.now() - started)} ms`);
   const rows = page.tapes.map((tape) =>
     navRow(
       tape.tape_id,
