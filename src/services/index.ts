@@ -289,8 +289,16 @@ export {
   collectGarbage,
   recordTranscript,
   ingestSessions,
+  listTapePage,
+  findTape,
+  tapeTimeline,
+  TIMELINE_FIELD_CHARS,
 } from './tape/index.js';
 export type {
+  TapeEntry,
+  TapePageOptions,
+  TimelineEvent,
+  TimelinePage,
   Harness,
   TapeEvent,
   LineRange,
@@ -400,7 +408,20 @@ export { OPERATIONS, OPERATION_NAMES, CallerSchema, operation, runOperation } fr
 export type { Caller, OpContext, Operation, OperationName } from './ops/index.js';
 export { reviewQueue, listConflicts, conflictsOf, engramHistory, NEAR_DUPLICATE_OVERLAP } from './review/index.js';
 export type { ReviewItem, ReviewQueue, ReviewReason, ReviewOptions, ConflictView, HistoryStep } from './review/index.js';
-export { whyEngram, engramDetail, checkLiveness, momentSource, loadTapes, tapesOfSession } from './provenance/index.js';
-export type { EngramDetail, WhyReport, WhySource, MomentEvent, LivenessReport, Death } from './provenance/index.js';
+export { whyEngram, engramDetail, pinHistory, relevanceHistory, tapeFolders, checkLiveness, momentSource, loadTapes, tapesOfSession } from './provenance/index.js';
+export type { EngramDetail, TapeFolder, RelevancePoint, RelevanceSeries, PinStep, WhyReport, WhySource, MomentEvent, LivenessReport, Death } from './provenance/index.js';
+export { listSessions, sessionFacets, sessionDetail, sessionActivity, sessionTapes, SESSION_AGENTS, SESSION_PAGE } from './sessions/index.js';
+export type {
+  SessionSummary,
+  SessionListOptions,
+  SessionPage,
+  SessionDetail,
+  HookInjection,
+  SessionJudgement,
+  ExtractedEngram,
+  EngramRefView,
+  ActivityPage,
+  SessionToolEvent,
+} from './sessions/index.js';
 export { recallContextText, syncContext, disableContext, contextFilesOf, BLOCK_BEGIN, BLOCK_END } from './context/index.js';
 export type { ContextText, ContextOptions, ContextSyncReport, FileSync } from './context/index.js';

@@ -7,7 +7,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import * as z from 'zod';
 import { bodyText } from '../http/index.js';
@@ -16,11 +16,21 @@ import {
   deprecateEngram,
   engramDetail,
   engramFacets,
+  explainInFolder,
+  findTape,
   governancePolicy,
   reviewQueue,
   listEngrams,
+  listSessions,
+  listTapePage,
   pinEngram,
   runDoctor,
+  sessionActivity,
+  sessionDetail,
+  sessionFacets,
+  SESSION_AGENTS,
+  tapeFolders,
+  tapeTimeline,
   updateEngram,
   type Actor,
   type DoctorReport,
@@ -77,6 +87,44 @@ const ListQuery = z.strictObject({
   stale: z.enum(['true']).optional(),
   limit: z.coerce.number().int().min(1).max(200).optional(),
   offset: z.coerce.number().int().min(0).optional(),
+  after: z.coerce.number().int().min(0).optional(),
+  before: z.coerce.number().int().min(1).optional(),
+});
+
+const Paging = (max: number) =>
+  z.strictObject({
+    limit: z.coerce.number().int().min(1).max(max).optional(),
+    offset: z.coerce.number().int().min(0).optional(),
+  });
+
+const SessionsQuery = z.strictObject({
+  project: z.string().max(500).optional(),
+  agent: z.enum(SESSION_AGENTS).optional(),
+  limit: z.coerce.number().int().min(1).max(200).optional(),
+  after: z.string().min(1).max(2000).optional(),
+});
+
+/** A tapes folder is named by its project key (`$ENGRAM_HOME/tapes/<project>`, or an opted-in repository's). */
+const TapesQuery = z.strictObject({
+  project: z.string().min(1).max(300).optional(),
+  session: z.string().min(1).max(500).optional(),
+  limit: z.coerce.number().int().min(1).max(200).optional(),
+  offset: z.coerce.number().int().min(0).optional(),
+});
+
+const TimelineQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(1000).optional(),
+  offset: z.coerce.number().int().min(0).optional(),
+  around: z.coerce.number().int().min(0).optional(),
+});
+
+/** `file:start-end` (or `file:line`), as `engram explain` takes it. */
+const SPAN = /^(.+):(\d+)(?:-(\d+))?$/;
+const ExplainBody = z.strictObject({
+  span: z.string().min(3).max(2000).regex(SPAN, 'span must be file:start-end (or file:line)'),
+  /** The working tree to explain in: one of the known tape folders' roots. */
+  root: z.string().min(1).max(4000),
+  limit: z.number().int().min(1).max(50).optional(),
 });
 
 function parse<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
@@ -103,6 +151,12 @@ async function body<T>(c: Context, schema: z.ZodType<T>): Promise<T> {
   }
   return parse(schema, json, 'body');
 }
+
+const sessionIdOf = (c: Context): string => {
+  const id = c.req.param('id') ?? '';
+  if (id === '' || id.length > 500) throw new EngramError('INVALID_INPUT', 'a session id is 1 to 500 characters');
+  return id;
+};
 
 const idOf = (c: Context): number => {
   const id = Number(c.req.param('id'));
@@ -197,6 +251,8 @@ export function viewerApp(context: ViewerContext): Hono {
       statuses: statuses ?? [...STATUSES],
       limit: q.limit ?? 50,
       offset: q.offset ?? 0,
+      ...(q.after !== undefined ? { after: q.after } : {}),
+      ...(q.before !== undefined ? { before: q.before } : {}),
       ...(q.category ? { category: normalizeCategory(q.category) } : {}),
       ...(q.tag ? { tags: normalizeTags(q.tag) } : {}),
       ...(q.pinned ? { pinned: q.pinned === 'true' } : {}),
@@ -240,7 +296,10 @@ export function viewerApp(context: ViewerContext): Hono {
     return c.json(response);
   });
 
-  api.get('/review', (c) => c.json(reviewQueue(context.store, { policy: policy(), now: context.now(), limit: 200 })));
+  api.get('/review', (c) => {
+    const q = parse(Paging(200), c.req.query(), 'query');
+    return c.json(reviewQueue(context.store, { policy: policy(), now: context.now(), limit: q.limit ?? 50, offset: q.offset ?? 0 }));
+  });
   const decide = (kind: 'approve' | 'reject' | 'forget') => async (c: Context) => {
     const { ids, reason, settle } = await body(c, z.strictObject({ ids: Ids, reason: z.string().max(500).optional(), settle: z.enum(['supersede', 'keep-both']).optional() }));
     const options = { now: () => context.now(), actor, policy: policy(), ...(reason ? { reason } : {}) };
@@ -254,6 +313,56 @@ export function viewerApp(context: ViewerContext): Hono {
   api.post('/undo', async (c) => {
     const { token } = await body(c, z.strictObject({ token: z.string().min(1).max(100).optional() }));
     return c.json(undoOperation(context.store, token, { now: () => context.now(), actor, policy: policy() }));
+  });
+
+  const home = (): string => context.settings().paths.home;
+
+  api.get('/sessions', (c) => {
+    const q = parse(SessionsQuery, c.req.query(), 'query');
+    return c.json(
+      listSessions(context.store, {
+        limit: q.limit ?? 50,
+        ...(q.after ? { after: q.after } : {}),
+        ...(q.agent ? { agent: q.agent } : {}),
+        ...(q.project !== undefined && q.project !== '' ? { project: q.project === '(none)' ? null : q.project } : {}),
+      }),
+    );
+  });
+  api.get('/session-facets', (c) => c.json(sessionFacets(context.store)));
+  api.get('/sessions/:id', (c) => c.json(sessionDetail(context.store, sessionIdOf(c), { home: home() })));
+  api.get('/sessions/:id/:kind{tools|prompts}', (c) => {
+    const q = parse(Paging(500), c.req.query(), 'query');
+    const kind = c.req.param('kind') as 'tools' | 'prompts';
+    const options = { offset: q.offset ?? 0, limit: q.limit ?? 100 };
+    return c.json(kind === 'tools' ? sessionActivity(context.store, sessionIdOf(c), 'tools', options) : sessionActivity(context.store, sessionIdOf(c), 'prompts', options));
+  });
+
+  api.get('/tape-folders', (c) => c.json({ folders: tapeFolders(context.store, home()) }));
+  api.get('/tapes', (c) => {
+    const q = parse(TapesQuery, c.req.query(), 'query');
+    const folders = tapeFolders(context.store, home()).filter((folder) => q.project === undefined || folder.project === q.project);
+    if (q.project !== undefined && folders.length === 0) throw new EngramError('NOT_FOUND', `no tape folder of project ${q.project}`);
+    return c.json(listTapePage(folders.map((folder) => folder.tapes_dir), { limit: q.limit ?? 50, offset: q.offset ?? 0, ...(q.session ? { session: q.session } : {}) }));
+  });
+  api.get('/tapes/:id', (c) => {
+    const q = parse(TimelineQuery, c.req.query(), 'query');
+    const entry = findTape(tapeFolders(context.store, home()).map((folder) => folder.tapes_dir), c.req.param('id'));
+    return c.json(tapeTimeline(entry, { limit: q.limit ?? 200, ...(q.around !== undefined ? { around: q.around } : { offset: q.offset ?? 0 }) }));
+  });
+  api.post('/explain', async (c) => {
+    const request = await body(c, ExplainBody);
+    const roots = new Set(tapeFolders(context.store, home()).flatMap((folder) => (folder.root ? [folder.root] : [])));
+    if (!roots.has(request.root)) throw new EngramError('INVALID_INPUT', `${request.root} is not the working tree of a known tape folder`);
+    const [, file, start, end] = SPAN.exec(request.span) as RegExpExecArray;
+    const target = { file: (file as string).trim(), start: Number(start), end: Number(end ?? start) };
+    // Spans of the working tree only: the page names files in it, never elsewhere on the machine.
+    const path = resolve(request.root, target.file);
+    const inside = relative(request.root, path);
+    if (inside === '' || inside.startsWith('..') || isAbsolute(inside)) {
+      throw new EngramError('INVALID_INPUT', `${target.file} is not a file of ${request.root}`);
+    }
+    const response = explainInFolder({ cwd: request.root, home: home() }, { ...target, file: path }, { brief: true, limit: request.limit ?? 10 });
+    return c.json(response);
   });
 
   api.get('/doctor', async (c) => {

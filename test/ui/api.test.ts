@@ -3,13 +3,14 @@
  * store: the per-launch secret (401 without it, nothing written), the HTTP guards it inherits, server-side pages and
  * filters, writes as `{by: 'user', via: 'http'}` in the audit log, the review gate and undo, and search's explanation.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger, loadSettings, readEnv, type Store } from '../../src/core/index.js';
 import { createHttpApp, listenHttp, type Binding, type HttpListener } from '../../src/http/index.js';
-import { addEngram, createSearchEngine, listAudit, searchTuning } from '../../src/services/index.js';
+import { addEngram, createSearchEngine, initRepo, listAudit, recordSessionStart, recordTranscript, searchTuning } from '../../src/services/index.js';
 import { UI_SECRET_HEADER, viewerApp } from '../../src/ui/index.js';
-import { ROOT, tempDir, tempStore } from '../_helpers.js';
+import { ROOT, SHARED, tempDir, tempStore } from '../_helpers.js';
 
 const SECRET = 'test-secret-0123456789abcdefghij';
 const listeners: HttpListener[] = [];
@@ -56,7 +57,7 @@ async function startViewer(store: Store = tempStore()) {
     });
     return { status: response.status, body: (await response.json()) as any };
   };
-  return { url, store, call, touched: () => touched };
+  return { url, store, home, call, touched: () => touched };
 }
 
 const harvest = { by: 'harvest', via: 'job' } as const;
@@ -138,12 +139,20 @@ describe('Engrams', () => {
     expect(await ids('liveness=gone')).toEqual([4]);
     // Lessons decay after a year by default: the five written in 2024 are stale.
     expect(await ids('stale=true')).toEqual([1, 2, 3, 4, 5]);
+    // Keyset pages: right after or before an id, the same rows as the offset pages.
+    expect((await viewer.call('GET', '/engrams?status=active&limit=50&after=50')).body.engrams.map((e: { id: number }) => e.id)).toEqual(Array.from({ length: 50 }, (_, i) => i + 51));
+    expect((await viewer.call('GET', '/engrams?status=active&limit=50&before=101')).body.engrams.map((e: { id: number }) => e.id)).toEqual(Array.from({ length: 50 }, (_, i) => i + 51));
+    expect((await viewer.call('GET', '/engrams?after=1&before=9')).status).toBe(400);
+    expect((await viewer.call('GET', '/engrams?after=x')).status).toBe(400);
     expect((await viewer.call('GET', '/engrams?status=bogus')).status).toBe(400);
     expect((await viewer.call('GET', '/engrams?limit=100000')).status).toBe(400);
 
     const facets = (await viewer.call('GET', '/facets')).body;
     expect(facets.categories).toEqual(expect.arrayContaining([{ value: 'development', count: 60 }, { value: 'general', count: 1 }, { value: 'ops', count: 60 }]));
     expect(facets.projects).toEqual(expect.arrayContaining([{ value: 'shop', count: 12 }]));
+    // Counted once per store generation: a new engram counts at once.
+    addEngram(store, { text: 'A new operations note about the nightly backup window.', category: 'ops' });
+    expect((await viewer.call('GET', '/facets')).body.categories).toEqual(expect.arrayContaining([{ value: 'ops', count: 61 }]));
   });
 
   it('shows one engram with its history and learning state, and pins, edits and deprecates it as the user via http', async () => {
@@ -223,5 +232,106 @@ describe('Search', () => {
     expect(weak.abstained).toBeNull();
     expect(weak.results.length).toBeGreaterThan(0);
     expect((await viewer.call('POST', '/search', { query: '' })).status).toBe(400);
+  });
+});
+
+describe('Review pages', () => {
+  it('pages the queue beyond 200 on the server, and refuses bad paging with a 400', async () => {
+    const viewer = await startViewer();
+    for (let i = 0; i < 260; i++) addEngram(viewer.store, { text: `Queued lesson r${i}x about worker w${i}y and queue q${i}z.` }, { actor: harvest });
+    const first = (await viewer.call('GET', '/review?limit=200')).body;
+    expect(first).toMatchObject({ total: 260, offset: 0, limit: 200 });
+    const rest = (await viewer.call('GET', '/review?limit=200&offset=200')).body;
+    expect(rest.items).toHaveLength(60);
+    const ids = [...first.items, ...rest.items].map((item: { engram: { id: number } }) => item.engram.id);
+    expect(new Set(ids).size).toBe(260);
+    expect((await viewer.call('GET', '/review?limit=0')).status).toBe(400);
+    expect((await viewer.call('GET', '/review?offset=-3')).status).toBe(400);
+    expect((await viewer.call('GET', '/review?page=2')).status).toBe(400);
+  });
+});
+
+describe('Sessions, tapes and explain', () => {
+  const FIXTURE = join(SHARED, 'fixtures', 'transcripts', 'claude-code-2.1.197__scripted-session.jsonl');
+  const SESSION = 'f62cb199-5524-4dac-8011-3b74b972172a';
+
+  async function withSession() {
+    const viewer = await startViewer();
+    const repo = tempDir();
+    initRepo({ cwd: repo });
+    recordSessionStart(viewer.store, { sessionId: SESSION, agent: 'claude', cwd: repo, transcriptPath: FIXTURE }, 'startup', { now: () => new Date('2026-11-22T00:57:40Z') });
+    recordSessionStart(viewer.store, { sessionId: 'other', agent: 'codex', cwd: repo, transcriptPath: null }, 'startup', { now: () => new Date('2026-11-22T01:00:00Z') });
+    const recorded = await recordTranscript({ path: FIXTURE, cwd: repo, home: viewer.home });
+    return { ...viewer, repo, recorded };
+  }
+
+  it('needs the secret on every new route', async () => {
+    const viewer = await startViewer();
+    for (const [method, path, body] of [
+      ['GET', '/sessions'],
+      ['GET', '/session-facets'],
+      ['GET', '/sessions/x'],
+      ['GET', '/sessions/x/tools'],
+      ['GET', '/tape-folders'],
+      ['GET', '/tapes'],
+      ['GET', '/tapes/0123456789ab'],
+      ['POST', '/explain', { root: '/', span: 'a:1-2' }],
+    ] as Array<[string, string, unknown?]>) {
+      expect(await viewer.call(method, path, body, { [UI_SECRET_HEADER]: 'wrong' }), `${method} ${path}`).toMatchObject({ status: 401, body: { code: 'UNAUTHORIZED' } });
+    }
+  });
+
+  it('lists sessions newest first by cursor, shows one with its tapes, and refuses bad input with a clear 400', async () => {
+    const viewer = await withSession();
+    const page = (await viewer.call('GET', '/sessions?limit=1')).body;
+    expect(page).toMatchObject({ total: 2, limit: 1, sessions: [{ id: 'other', agent: 'codex' }] });
+    const next = (await viewer.call('GET', `/sessions?limit=1&after=${encodeURIComponent(page.next)}`)).body;
+    expect(next.sessions.map((s: { id: string }) => s.id)).toEqual([SESSION]);
+    expect((await viewer.call('GET', '/sessions?agent=claude')).body.sessions.map((s: { id: string }) => s.id)).toEqual([SESSION]);
+    expect((await viewer.call('GET', '/session-facets')).body.agents).toEqual(expect.arrayContaining([{ value: 'claude', count: 1 }]));
+    const detail = (await viewer.call('GET', `/sessions/${SESSION}`)).body;
+    expect(detail.session.id).toBe(SESSION);
+    expect(detail.tapes.map((t: { tape_id: string }) => t.tape_id).sort()).toEqual(viewer.recorded.tapes.map((t) => t.tape_id).sort());
+    expect((await viewer.call('GET', `/sessions/${SESSION}/tools?offset=0&limit=10`)).body).toMatchObject({ total: 0, items: [] });
+    expect((await viewer.call('GET', '/sessions/nope')).status).toBe(404);
+    const bad = await viewer.call('GET', '/sessions?agent=robot');
+    expect(bad).toMatchObject({ status: 400, body: { code: 'INVALID_INPUT' } });
+    expect(bad.body.error).toContain('agent');
+    expect((await viewer.call('GET', '/sessions?after=garbage')).body.error).toContain('cursor');
+    expect((await viewer.call('GET', `/sessions/${SESSION}/tools?limit=9999`)).status).toBe(400);
+  });
+
+  it('lists tapes of the known folders, reads a timeline around an event, and explains a span into the tape moment of its edit', async () => {
+    const viewer = await withSession();
+    const folders = (await viewer.call('GET', '/tape-folders')).body.folders;
+    expect(folders).toEqual([expect.objectContaining({ root: viewer.repo, opted_in: true })]);
+    const tapes = (await viewer.call('GET', '/tapes?limit=10')).body;
+    expect(tapes.total).toBe(viewer.recorded.tapes.length);
+    expect((await viewer.call('GET', `/tapes?project=${folders[0].project}&session=${SESSION}`)).body.total).toBe(viewer.recorded.tapes.length);
+    expect((await viewer.call('GET', '/tapes?project=unknown')).status).toBe(404);
+    const main = viewer.recorded.tapes[0]?.tape_id as string;
+    const whole = (await viewer.call('GET', `/tapes/${main}?limit=1000`)).body;
+    const edit = whole.events.find((event: { k: string; op: string }) => event.k === 'code.edit' && event.op === 'create');
+    expect(edit.file).toContain('retry.py');
+    const around = (await viewer.call('GET', `/tapes/${main.slice(0, 12)}?limit=5&around=${edit.offset}`)).body;
+    expect(around.events.map((event: { offset: number }) => event.offset)).toContain(edit.offset);
+    expect((await viewer.call('GET', `/tapes/${main}?around=99999`)).status).toBe(400);
+    expect((await viewer.call('GET', '/tapes/xyz')).status).toBe(400);
+
+    // The code the session wrote, in the working tree: explain finds the tape and the edit's event.
+    mkdirSync(join(viewer.repo, 'src'), { recursive: true });
+    const text = (edit.after_text as string).replace(/\n$/, '');
+    writeFileSync(join(viewer.repo, 'src', 'retry.py'), `${text}\n`);
+    const lines = text.split('\n').length;
+    const answer = (await viewer.call('POST', '/explain', { root: viewer.repo, span: `src/retry.py:1-${lines}` })).body;
+    expect(answer.results[0]).toMatchObject({ tape_id: main });
+    expect(answer.results[0].touches.map((touch: { offset: number }) => touch.offset)).toContain(edit.offset);
+    // Bad input: not a known working tree, outside it, not a span.
+    expect((await viewer.call('POST', '/explain', { root: '/etc', span: 'passwd:1-2' })).status).toBe(400);
+    const outside = await viewer.call('POST', '/explain', { root: viewer.repo, span: '../../etc/passwd:1-2' });
+    expect(outside).toMatchObject({ status: 400, body: { code: 'INVALID_INPUT' } });
+    expect(outside.body.error).toContain('not a file of');
+    expect((await viewer.call('POST', '/explain', { root: viewer.repo, span: 'src/retry.py' })).body.error).toContain('file:start-end');
+    expect((await viewer.call('POST', '/explain', { root: viewer.repo, span: 'src/missing.py:1-2' })).status).toBe(404);
   });
 });

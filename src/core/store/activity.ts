@@ -91,8 +91,8 @@ export interface ActivityRepo {
   claimEvaluation(sessionId: string, at: string, maxAttempts: number): 'claimed' | 'done' | 'gave-up' | 'missing';
   /** Ends an evaluation attempt; `refundAttempt` gives the attempt back (a spent daily LLM budget is not the session's fault). */
   finishEvaluation(sessionId: string, status: 'completed' | 'failed' | 'skipped', error: string | null, at: string, refundAttempt?: boolean): void;
-  /** Records a judgement once per (session, engram, source); false when it was already there. */
-  recordJudgement(judgement: JudgementRecord): boolean;
+  /** Records a judgement once per (session, engram, source): its row id, or null when it was already there. */
+  recordJudgement(judgement: JudgementRecord): number | null;
   judgements(sessionId: string): JudgementRecord[];
   evaluationCounts(): Record<EvaluationState['eval_status'], number>;
   /** Sessions whose evaluation is still to run (pending, or failed with attempts left), oldest first. */
@@ -179,7 +179,8 @@ export function createActivityRepo(db: Database): ActivityRepo {
       ).run(status, error === null ? null : sanitizeText(error).text.slice(0, 2_000), at, at, refundAttempt ? 1 : 0, sessionId);
     },
     recordJudgement(judgement) {
-      return judgementStmt.run({ ...judgement, evidence: clean(judgement.evidence, QUERY_CHARS) }).changes > 0;
+      const info = judgementStmt.run({ ...judgement, evidence: clean(judgement.evidence, QUERY_CHARS) });
+      return info.changes > 0 ? Number(info.lastInsertRowid) : null;
     },
     judgements: (sessionId) =>
       db

@@ -169,6 +169,12 @@ export interface EngramFilter {
   staleCutoffs?: { byKind: Record<string, string | null>; otherwise: string | null };
   limit?: number;
   offset?: number;
+  /**
+   * Keyset paging (instead of `offset`): the page of engrams right after this id, or right before this one. A deep
+   * page then costs what the first does; OFFSET reads and sorts every row it skips.
+   */
+  afterId?: number;
+  beforeId?: number;
 }
 
 /** What recall needs to decide whether a candidate may be shown and how to adjust its score. */
@@ -434,9 +440,15 @@ export function createEngramRepo(db: Database): EngramRepo {
     list(filter = {}) {
       const { sql, params } = where(filter);
       const total = Number(db.prepare(`SELECT count(*) FROM engrams ${sql}`).pluck().get(...params));
-      const rows = db
-        .prepare<unknown[], EngramRow>(`SELECT * FROM engrams ${sql} ORDER BY id LIMIT ? OFFSET ?`)
-        .all(...params, filter.limit ?? -1, filter.offset ?? 0);
+      const and = sql ? `${sql} AND` : 'WHERE';
+      let rows: EngramRow[];
+      if (filter.afterId !== undefined) {
+        rows = db.prepare<unknown[], EngramRow>(`SELECT * FROM engrams ${and} id > ? ORDER BY id LIMIT ?`).all(...params, filter.afterId, filter.limit ?? -1);
+      } else if (filter.beforeId !== undefined) {
+        rows = db.prepare<unknown[], EngramRow>(`SELECT * FROM engrams ${and} id < ? ORDER BY id DESC LIMIT ?`).all(...params, filter.beforeId, filter.limit ?? -1).reverse();
+      } else {
+        rows = db.prepare<unknown[], EngramRow>(`SELECT * FROM engrams ${sql} ORDER BY id LIMIT ? OFFSET ?`).all(...params, filter.limit ?? -1, filter.offset ?? 0);
+      }
       return { engrams: rows.map(fromRow), total };
     },
     *iterate(options = {}) {

@@ -6,7 +6,7 @@ export { loadVectorExtension, loadSqlite, openDatabase } from './database.js';
 export type { Database } from './database.js';
 export type { EngramRepo, EngramFilter, EngramCounts, NewEngram, RecallFields, SearchableFields, StatusVisibility } from './engrams.js';
 export type { SessionRepo, Session, SessionSighting, UserPrompt, Agent } from './sessions.js';
-export type { StatsRepo, TagRelevanceRow } from './stats.js';
+export type { StatsRepo, TagRelevanceRow, RelevanceCause, NewRelevanceChange, RelevanceHistoryRow } from './stats.js';
 export { KNN_MAX_K } from './vectors.js';
 export { UNUSABLE_ANSWER } from './activity.js';
 export type { VectorRepo, VectorSpace, VectorSpaceInfo, VectorWrite, PendingVector, Neighbour, SearchChanges, SearchState } from './vectors.js';

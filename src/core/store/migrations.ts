@@ -496,6 +496,39 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX engram_vectors_embedded ON engram_vectors (model_id, embedded_at, engram_id);
     `,
   },
+  {
+    version: 14,
+    name: 'relevance-history',
+    sql: `
+      -- Every move of a tag's relevance EMA (engram_tag_relevance keeps only the current value), written by the
+      -- transaction that moves it (services/learn): the value before and after, the judgement that caused it and
+      -- when. judgement_id names engram_judgements.id without a foreign key: a judgement goes with its session, the
+      -- history stays with the engram. A store upgraded with relevance already learned starts each (engram, tag)
+      -- from one 'baseline' row: the value it had then.
+      CREATE TABLE engram_tag_relevance_history (
+        id              INTEGER PRIMARY KEY,
+        engram_id       INTEGER NOT NULL REFERENCES engrams (id) ON DELETE CASCADE,
+        tag             TEXT    NOT NULL,
+        score_before    REAL    CHECK (score_before IS NULL OR score_before BETWEEN -3 AND 3),
+        score           REAL    NOT NULL CHECK (score BETWEEN -3 AND 3),
+        cause           TEXT    NOT NULL CHECK (cause IN ('evaluation', 'feedback', 'baseline')),
+        judgement_id    INTEGER,
+        judgement_score REAL    CHECK (judgement_score IS NULL OR judgement_score BETWEEN -3 AND 3),
+        session_id      TEXT,
+        at              TEXT    NOT NULL
+      );
+      CREATE INDEX engram_tag_relevance_history_engram ON engram_tag_relevance_history (engram_id, tag, at);
+      INSERT INTO engram_tag_relevance_history (engram_id, tag, score_before, score, cause, at)
+        SELECT engram_id, tag, NULL, score, 'baseline', coalesce(last_evaluated_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+          FROM engram_tag_relevance;
+
+      -- The viewer's Sessions screen: what was learned from a session. Extraction names the session in
+      -- source_sessions (a JSON array, searched with LIKE over this index of the engrams that have one) and, with the
+      -- moment it found, in engram_sources.
+      CREATE INDEX engrams_source_sessions ON engrams (source_sessions) WHERE source_sessions <> '[]';
+      CREATE INDEX engram_sources_session ON engram_sources (session_id) WHERE session_id IS NOT NULL;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -17,6 +17,33 @@ export interface StatsRepo {
   recordMatch(engramId: number, match: { repo: string | null; tagSet: readonly string[]; at: string }): void;
   /** Writes one tag's relevance row as given (the learn service computes the EMA). */
   upsertTagRelevance(engramId: number, row: EngramStats['tag_relevance'][number]): void;
+  /** Records one move of a tag's relevance (the learn service calls it in the transaction that moves the EMA). */
+  recordRelevanceChange(change: NewRelevanceChange): void;
+  /** An engram's relevance history, per tag oldest first; at most `perTag` newest moves of each tag. */
+  relevanceHistory(engramId: number, perTag?: number): RelevanceHistoryRow[];
+}
+
+/** Why a tag's relevance moved: a judgement of the evaluator or feedback, or `baseline` (the value it had when its history began: a store upgraded to schema 14, an import). */
+export type RelevanceCause = 'evaluation' | 'feedback' | 'baseline';
+
+/** One move of one tag's relevance, as {@link StatsRepo.recordRelevanceChange} takes it. */
+export interface NewRelevanceChange {
+  engram_id: number;
+  tag: string;
+  /** Null for a tag judged for the first time. */
+  score_before: number | null;
+  score: number;
+  cause: RelevanceCause;
+  /** The `engram_judgements` row that caused it, when one was stored. */
+  judgement_id: number | null;
+  judgement_score: number | null;
+  session_id: string | null;
+  at: string;
+}
+
+/** One stored move of a tag's relevance. */
+export interface RelevanceHistoryRow extends NewRelevanceChange {
+  id: number;
 }
 
 /** One engram's learned relevance in one tag. */
@@ -70,6 +97,16 @@ export function createStatsRepo(db: Database): StatsRepo {
      ON CONFLICT (engram_id, tag_set) DO UPDATE SET times_matched = times_matched + 1,
        last_matched_at = max(coalesce(last_matched_at, ''), excluded.last_matched_at)`,
   );
+  const insertChange = db.prepare(
+    `INSERT INTO engram_tag_relevance_history (engram_id, tag, score_before, score, cause, judgement_id, judgement_score, session_id, at)
+     VALUES (@engram_id, @tag, @score_before, @score, @cause, @judgement_id, @judgement_score, @session_id, @at)`,
+  );
+  const history = db.prepare<[number, number], RelevanceHistoryRow>(
+    `SELECT id, engram_id, tag, score_before, score, cause, judgement_id, judgement_score, session_id, at FROM (
+       SELECT *, row_number() OVER (PARTITION BY tag ORDER BY at DESC, id DESC) AS newest
+         FROM engram_tag_relevance_history WHERE engram_id = ?)
+      WHERE newest <= ? ORDER BY tag, at, id`,
+  );
   const upsertRelevance = db.prepare(
     `INSERT INTO engram_tag_relevance (engram_id, tag, score, positive_evals, negative_evals, last_evaluated_at)
      VALUES (@id, @tag, @score, @positive_evals, @negative_evals, @last_evaluated_at)
@@ -96,6 +133,12 @@ export function createStatsRepo(db: Database): StatsRepo {
     upsertTagRelevance(engramId, row) {
       upsertRelevance.run({ id: engramId, ...row });
     },
+    recordRelevanceChange(change) {
+      insertChange.run(change);
+    },
+    relevanceHistory(engramId, perTag = 1_000) {
+      return history.all(engramId, perTag);
+    },
     get(engramId) {
       return {
         repos: repos.all(engramId),
@@ -116,6 +159,8 @@ export function createStatsRepo(db: Database): StatsRepo {
       }
       for (const row of stats.tag_relevance) {
         insertRelevance.run(engramId, row.tag, row.score, row.positive_evals, row.negative_evals, row.last_evaluated_at);
+        // The history of a replaced state starts from its value (an import brings no history of its own).
+        insertChange.run({ engram_id: engramId, tag: row.tag, score_before: null, score: row.score, cause: 'baseline', judgement_id: null, judgement_score: null, session_id: null, at: row.last_evaluated_at ?? new Date().toISOString() });
       }
     },
   };

@@ -17,6 +17,9 @@ export interface Judgement {
   source: JudgementSource;
   /** When it was judged (ISO-8601, or a Date). */
   at: string | Date;
+  /** The stored judgement (`engram_judgements` row) and its session: what the relevance history names as the cause. */
+  judgementId?: number | null;
+  sessionId?: string | null;
 }
 
 /** One tag's relevance score before and after a judgement; `before` is null for a tag judged for the first time. */
@@ -53,7 +56,7 @@ const environmentTags = (tags: readonly string[]): string[] => [...new Set(tags.
 /**
  * Applies one judgement in one write transaction: a positive score counts a match (global, per repo, per tag set);
  * any non-zero score moves each environment tag's relevance EMA with the source's weight and adds one positive or
- * negative evaluation; then the pin is re-checked ({@link decidePin}) and changed if needed. The result depends only
+ * negative evaluation, each move also written as a row of the tag's relevance history; then the pin is re-checked ({@link decidePin}) and changed if needed. The result depends only
  * on the store's state and the judgement (including `at`), never on the clock.
  *
  * Not idempotent: applying the same judgement twice counts it twice. Callers make sure each session is judged once
@@ -80,6 +83,18 @@ export function applyJudgement(store: Store, judgement: Judgement): JudgementRes
         const row = rows.get(tag);
         const next = nextRelevance(row, tag, score, weight, at);
         store.stats.upsertTagRelevance(engram.id, next);
+        // The history row is written with the move it records: the chart over time never misses a step.
+        store.stats.recordRelevanceChange({
+          engram_id: engram.id,
+          tag,
+          score_before: row?.score ?? null,
+          score: next.score,
+          cause: judgement.source,
+          judgement_id: judgement.judgementId ?? null,
+          judgement_score: score,
+          session_id: judgement.sessionId ?? null,
+          at,
+        });
         relevance.push({ tag, before: row?.score ?? null, after: next.score });
       }
     }

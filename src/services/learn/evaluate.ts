@@ -159,8 +159,8 @@ export async function evaluateSession(
         judged_by: judgedBy,
         at,
       });
-      if (!inserted || answer.score === 0) return null;
-      return applyJudgement(store, { engramId: engram.id, score: answer.score, tags, repo: state?.repo ?? null, source: 'evaluation', at });
+      if (inserted === null || answer.score === 0) return null;
+      return applyJudgement(store, { engramId: engram.id, score: answer.score, tags, repo: state?.repo ?? null, source: 'evaluation', at, judgementId: inserted, sessionId });
     });
     report.judged.push({
       engram_id: engram.id,

@@ -34,22 +34,26 @@ export function recordFeedback(store: Store, ref: EngramRef, useful: boolean, op
   const reason = options.reason === undefined ? '' : sanitizeText(options.reason).text.trim().slice(0, LIMITS.textChars);
   return store.write(() => {
     const engram = resolveEngram(store, ref);
+    const score = useful ? LEARNING.feedbackScore : -LEARNING.feedbackScore;
+    // The judgement first, so the relevance history names it as the cause (a repeat in one session is not stored again).
+    const judgementId = store.activity.recordJudgement({
+      session_id: options.sessionId ?? null,
+      engram_id: engram.id,
+      source: 'feedback',
+      score,
+      evidence: reason === '' ? null : reason,
+      judged_by: options.by ?? 'person',
+      at: at.toISOString(),
+    });
     const result = applyJudgement(store, {
       engramId: engram.id,
-      score: useful ? LEARNING.feedbackScore : -LEARNING.feedbackScore,
+      score,
       tags: options.tags ?? [],
       repo: options.repo ?? null,
       source: 'feedback',
       at,
-    });
-    store.activity.recordJudgement({
-      session_id: options.sessionId ?? null,
-      engram_id: engram.id,
-      source: 'feedback',
-      score: useful ? LEARNING.feedbackScore : -LEARNING.feedbackScore,
-      evidence: reason === '' ? null : reason,
-      judged_by: options.by ?? 'person',
-      at: at.toISOString(),
+      judgementId,
+      sessionId: options.sessionId ?? null,
     });
     const { engram_id, ...rest } = result;
     return { engram_id, useful, reason: reason === '' ? null : reason, ...rest };

@@ -17,4 +17,4 @@ export type { EvaluationReport } from './evaluate.js';
 export { extractSession, extractSessions, sessionSource, inferPrerequisites } from './extract.js';
 export type { ExtractionReport, ExtractionSource, LessonOutcome, ExtractOptions } from './extract.js';
 export { parseExtraction } from './extract-parse.js';
-export { wordOverlap, contentWords } from './extract-dedup.js';
+export { wordOverlap, contentWords, DEDUP } from './extract-dedup.js';

@@ -58,6 +58,10 @@ export interface ListOptions {
   limit?: number;
   /** @default 0 */
   offset?: number;
+  /** Keyset paging: the page right after this engram id (`offset` is then only reported back, as the page's position). */
+  after?: number;
+  /** Keyset paging: the page right before this engram id. */
+  before?: number;
 }
 
 /** A page of engrams plus the total that match. */
@@ -68,7 +72,7 @@ export interface EngramPage {
   offset: number;
 }
 
-/** Lists engrams in id order. */
+/** Lists engrams in id order: a page at `offset`, or (keyset) right after or before an id. */
 export function listEngrams(store: Store, options: ListOptions = {}): EngramPage {
   const limit = options.limit ?? 50;
   const offset = options.offset ?? 0;
@@ -92,6 +96,12 @@ export function listEngrams(store: Store, options: ListOptions = {}): EngramPage
   if (options.pinned !== undefined) filter.pinned = options.pinned;
   if (options.includeDeleted) filter.includeDeleted = true;
   if (options.stale) filter.staleCutoffs = staleCutoffs(options.stale.policy, options.stale.now);
+  if (options.after !== undefined && options.before !== undefined) throw new EngramError('INVALID_INPUT', 'give after or before, not both');
+  for (const [name, value] of [['after', options.after], ['before', options.before]] as const) {
+    if (value !== undefined && (!Number.isInteger(value) || value < 0)) throw new EngramError('INVALID_INPUT', `${name} must be an engram id, got ${value}`);
+  }
+  if (options.after !== undefined) filter.afterId = options.after;
+  if (options.before !== undefined) filter.beforeId = options.before;
   const page = store.read(() => store.engrams.list(filter));
   return { ...page, limit, offset };
 }
@@ -117,17 +127,47 @@ export interface EngramFacets {
   statuses: Array<{ value: EngramStatus; count: number }>;
 }
 
-/** Counts of live (not soft-deleted) engrams by category, project, status and tag (the 200 most used tags). */
+/** Facets by store, with the search generation they were counted at (it moves on every change of a counted column). */
+const facetCache = new WeakMap<Store, { key: string; facets: EngramFacets }>();
+
+/** Count DESC, then value (null first, as SQLite orders). */
+const byCount = <T extends string | null>(counts: Map<T, number>, limit = Infinity): Array<{ value: T; count: number }> =>
+  [...counts.entries()]
+    .map(([value, count]) => ({ value, count }))
+    .sort((a, b) => b.count - a.count || (a.value === b.value ? 0 : a.value === null ? -1 : b.value === null ? 1 : a.value < b.value ? -1 : 1))
+    .slice(0, limit);
+
+/**
+ * Counts of live (not soft-deleted) engrams by category, project, status and tag (the 200 most used tags). One pass
+ * over the table groups by the four columns at once (tags as stored, a sorted JSON array, so each distinct tag set is
+ * parsed once, not every row); the answer is kept until the store's search generation moves, which every insert,
+ * delete and change of these columns does.
+ */
 export function engramFacets(store: Store): EngramFacets {
   return store.read(() => {
-    const group = <T>(column: string): Array<{ value: T; count: number }> =>
-      store.db.prepare(`SELECT ${column} AS value, count(*) AS count FROM engrams WHERE deleted_at IS NULL GROUP BY ${column} ORDER BY count DESC, value`).all() as Array<{ value: T; count: number }>;
-    const tags = store.db
-      .prepare(
-        `SELECT t.value AS value, count(*) AS count FROM engrams e, json_each(e.tags) t WHERE e.deleted_at IS NULL
-          GROUP BY t.value ORDER BY count DESC, t.value LIMIT 200`,
-      )
-      .all() as Array<{ value: string; count: number }>;
-    return { categories: group<string>('category'), projects: group<string | null>('project'), tags, statuses: group<EngramStatus>('status') };
+    const state = store.db.prepare('SELECT store_uid, generation FROM search_state WHERE id = 1').get() as { store_uid: string; generation: number } | undefined;
+    const key = state ? `${state.store_uid}:${state.generation}` : '';
+    const cached = facetCache.get(store);
+    if (cached && key !== '' && cached.key === key) return cached.facets;
+    const rows = store.db
+      .prepare('SELECT category, project, status, tags, count(*) AS n FROM engrams WHERE deleted_at IS NULL GROUP BY category, project, status, tags')
+      .raw()
+      .all() as Array<[string, string | null, EngramStatus, string, number]>;
+    const categories = new Map<string, number>();
+    const projects = new Map<string | null, number>();
+    const statuses = new Map<EngramStatus, number>();
+    const tags = new Map<string, number>();
+    const parsed = new Map<string, string[]>();
+    for (const [category, project, status, tagText, n] of rows) {
+      categories.set(category, (categories.get(category) ?? 0) + n);
+      projects.set(project, (projects.get(project) ?? 0) + n);
+      statuses.set(status, (statuses.get(status) ?? 0) + n);
+      let list = parsed.get(tagText);
+      if (!list) parsed.set(tagText, (list = [...new Set(JSON.parse(tagText) as string[])]));
+      for (const tag of list) tags.set(tag, (tags.get(tag) ?? 0) + n);
+    }
+    const facets: EngramFacets = { categories: byCount(categories), projects: byCount(projects), tags: byCount(tags, 200), statuses: byCount(statuses) };
+    facetCache.set(store, { key, facets });
+    return facets;
   });
 }

@@ -65,4 +65,6 @@ export type { ExplainSpan, ExplainOptions, ExplainResponse, ExplainResult, Expla
 export { refreshIndex } from './index-refresh.js';
 export type { TapeCatalog, RefreshReport } from './index-refresh.js';
 export { explainInFolder, rebuildFolderIndex, readSpan } from './provenance.js';
+export { listTapePage, findTape, tapeTimeline, TIMELINE_FIELD_CHARS } from './catalog.js';
+export type { TapeEntry, TapePageOptions, TimelineEvent, TimelinePage } from './catalog.js';
 export type { FolderOptions } from './provenance.js';

@@ -1,64 +1,27 @@
 /**
  * The viewer page (`engram ui`): plain DOM, no framework, no network beyond its own server. The launch URL carries
  * the per-launch secret in its fragment; the page keeps it in sessionStorage (this tab only) and sends it in the
- * x-engram-ui header of every API call. Screens: Engrams, Search, Review, Health (hash routes).
+ * x-engram-ui header of every API call (api.ts). Screens: Engrams, Search, Review, Sessions (sessions.ts), Tapes and
+ * explain (tapes.ts), Health — hash routes with parameters (`#tapes?tape=…&at=…`).
  */
+import { api, main, pager, route as currentRoute, say, SCREENS, showError, href } from './api.js';
+import { pinPanel, relevancePanel } from './chart.js';
 import { el, fmtDate, fmtNum, statusChip } from './dom.js';
+import { renderSessions } from './sessions.js';
+import { renderTapes } from './tapes.js';
 import type { DecisionResult, Detail, DoctorReport, Facets, Page, ReviewQueueView, SearchView, UndoView } from './types.js';
-
-const SECRET_KEY = 'engram-ui-secret';
-const SCREENS = ['engrams', 'search', 'review', 'health'] as const;
-type Screen = (typeof SCREENS)[number];
-
-// The launch URL is /ui/#<secret>: keep the secret for this tab and take it out of the address bar and history.
-const fragment = location.hash.slice(1);
-if (fragment && !(SCREENS as readonly string[]).includes(fragment.split('?')[0] ?? '')) {
-  sessionStorage.setItem(SECRET_KEY, fragment);
-  history.replaceState(null, '', `${location.pathname}#engrams`);
-}
-const secret = sessionStorage.getItem(SECRET_KEY) ?? '';
-
-class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const response = await fetch(`/ui/api${path}`, {
-    method,
-    headers: { 'x-engram-ui': secret, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const json = (await response.json().catch(() => ({}))) as { error?: string; code?: string };
-  if (!response.ok) throw new ApiError(response.status, json.code ?? 'HTTP_ERROR', json.error ?? `HTTP ${response.status}`);
-  return json as T;
-}
-
-const main = document.getElementById('main') as HTMLElement;
-const statusLine = document.getElementById('status') as HTMLElement;
-const say = (text: string): void => {
-  statusLine.textContent = text;
-};
-
-function showError(error: unknown, into: HTMLElement = main): void {
-  const message = error instanceof ApiError && error.status === 401 ? 'This page has no valid secret: run `engram ui` again and open the link it prints.' : (error as Error).message;
-  into.replaceChildren(el('p', { class: 'error', role: 'alert' }, message));
-}
 
 // ---------------------------------------------------------------------------------------------------- Engrams
 
 interface ListState {
   filters: Record<string, string>;
+  /** Position of the page (for "x–y of n"); the page itself is found by keyset: after or before an id. */
   offset: number;
+  cursor: { after?: number; before?: number };
   limit: number;
   selected: number | null;
 }
-const listState: ListState = { filters: { status: 'active,pending' }, offset: 0, limit: 50, selected: null };
+const listState: ListState = { filters: { status: 'active,pending' }, offset: 0, cursor: {}, limit: 50, selected: null };
 let facets: Facets | null = null;
 
 function select(name: string, label: string, options: Array<[string, string]>, value: string): HTMLElement {
@@ -66,7 +29,9 @@ function select(name: string, label: string, options: Array<[string, string]>, v
   return el('label', {}, label, input);
 }
 
-async function renderEngrams(): Promise<void> {
+async function renderEngrams(params: URLSearchParams): Promise<void> {
+  const wanted = Number(params.get('id'));
+  if (Number.isInteger(wanted) && wanted > 0) listState.selected = wanted;
   const list = el('section', { id: 'engram-list', 'aria-label': 'Engrams' });
   const detail = el('section', { id: 'engram-detail', 'aria-label': 'Engram detail', 'aria-live': 'polite' }, el('p', { class: 'muted' }, 'Select an engram (↑/↓ or j/k, Enter).'));
   const filters = el('div', { id: 'filters' });
@@ -97,6 +62,7 @@ function filterForm(facets: Facets): HTMLElement {
     const data = new FormData(form);
     listState.filters = Object.fromEntries([...data.entries()].filter(([, v]) => v !== '').map(([k, v]) => [k, String(v)]));
     listState.offset = 0;
+    listState.cursor = {};
     void loadList();
   });
   return form;
@@ -105,7 +71,8 @@ function filterForm(facets: Facets): HTMLElement {
 async function loadList(): Promise<void> {
   const list = document.getElementById('engram-list');
   if (!list) return;
-  const query = new URLSearchParams({ ...listState.filters, limit: String(listState.limit), offset: String(listState.offset) });
+  const cursor: Record<string, string> = listState.cursor.after !== undefined ? { after: String(listState.cursor.after) } : listState.cursor.before !== undefined ? { before: String(listState.cursor.before) } : {};
+  const query = new URLSearchParams({ ...listState.filters, limit: String(listState.limit), ...cursor });
   const started = performance.now();
   let page: Page;
   try {
@@ -130,17 +97,12 @@ async function loadList(): Promise<void> {
     });
     return row;
   });
-  const last = Math.min(page.total, page.offset + page.engrams.length);
-  const prev = el('button', { type: 'button', ...(page.offset === 0 ? { disabled: '' } : {}) }, '← Previous');
-  const next = el('button', { type: 'button', ...(last >= page.total ? { disabled: '' } : {}) }, 'Next →');
-  prev.addEventListener('click', () => {
-    listState.offset = Math.max(0, listState.offset - listState.limit);
-    void loadList();
-  });
-  next.addEventListener('click', () => {
-    listState.offset += listState.limit;
-    void loadList();
-  });
+  // A keyset page says nothing of its position: the page keeps it (clamped when rows came or went meanwhile).
+  const first = page.engrams[0]?.id;
+  const lastId = page.engrams.at(-1)?.id;
+  if (listState.cursor.before !== undefined && page.engrams.length < listState.limit) listState.offset = 0;
+  const last = Math.min(page.total, listState.offset + page.engrams.length);
+  const atStart = listState.offset === 0 || (listState.cursor.before !== undefined && page.engrams.length < listState.limit);
   list.replaceChildren(
     el(
       'table',
@@ -148,7 +110,24 @@ async function loadList(): Promise<void> {
       el('thead', {}, el('tr', {}, el('th', {}, 'id'), el('th', {}, 'text'), el('th', {}, 'category · tags'), el('th', {}, 'status'), el('th', { class: 'num' }, 'matched'))),
       el('tbody', {}, ...(rows.length ? rows : [el('tr', {}, el('td', { colspan: '5', class: 'muted' }, 'No engrams match these filters.'))])),
     ),
-    el('div', { class: 'pager' }, prev, el('span', { id: 'page-info' }, page.total ? `${fmtNum(page.offset + 1)}–${fmtNum(last)} of ${fmtNum(page.total)}` : '0'), next),
+    pager(
+      page.total ? `${fmtNum(listState.offset + 1)}–${fmtNum(last)} of ${fmtNum(page.total)}` : '0',
+      !atStart && first !== undefined
+        ? () => {
+            listState.offset = Math.max(0, listState.offset - listState.limit);
+            listState.cursor = listState.offset === 0 ? {} : { before: first };
+            void loadList();
+          }
+        : null,
+      last < page.total && lastId !== undefined
+        ? () => {
+            listState.offset += listState.limit;
+            listState.cursor = { after: lastId };
+            void loadList();
+          }
+        : null,
+      'page-info-pager',
+    ),
   );
 }
 
@@ -256,6 +235,10 @@ async function loadDetail(id: number): Promise<void> {
       ),
       el('h3', {}, 'Tag relevance'),
       bars(stats?.tag_relevance ?? []),
+      el('h3', {}, 'Tag relevance over time'),
+      relevancePanel(detail.relevance_history),
+      el('h3', {}, 'Pin history'),
+      pinPanel(detail.pin_history),
       stats && stats.repos.length ? el('p', { class: 'muted' }, `Matched in: ${stats.repos.map((r) => `${r.repo} ×${r.times_matched}`).join(', ')}`) : '',
       el('h3', {}, 'Provenance'),
       el('p', {}, detail.summary),
@@ -263,7 +246,10 @@ async function loadDetail(id: number): Promise<void> {
         el(
           'div',
           { class: 'card' },
-          el('div', { class: 'muted' }, `session ${source.session_id ?? '—'} · tape ${source.tape_id ?? '—'}${source.event_from !== null ? ` · events ${source.event_from}–${source.event_to}` : ''}${source.tape_found ? '' : ' (tape not on this machine)'}`),
+          el('div', { class: 'muted' }, 'session ', source.session_id ? el('a', { href: href('sessions', { id: source.session_id }), class: 'session-link' }, source.session_id) : '—', ` · tape ${source.tape_id ?? '—'}${source.event_from !== null ? ` · events ${source.event_from}–${source.event_to}` : ''}${source.tape_found ? '' : ' (tape not on this machine)'}`),
+          source.tape_id && source.tape_found && source.event_from !== null
+            ? el('p', {}, el('a', { href: href('tapes', { tape: source.tape_id, at: source.event_from, to: source.event_to ?? source.event_from }), class: 'moment-link', id: `moment-${source.tape_id.slice(0, 12)}` }, 'Open this moment in the tape →'))
+            : '',
           source.quote ? el('blockquote', {}, source.quote) : '',
           source.moment.length ? el('ol', { class: 'steps' }, ...source.moment.map((m) => el('li', {}, `[${m.kind}] ${m.text}`))) : '',
         ),
@@ -357,11 +343,18 @@ async function runSearch(out: HTMLElement, request: Record<string, unknown>): Pr
 // ---------------------------------------------------------------------------------------------------- Review
 
 let lastUndo: string | null = null;
+const REVIEW_PAGE = 50;
+let reviewOffset = 0;
 
 async function renderReview(): Promise<void> {
   let queue: ReviewQueueView;
   try {
-    queue = await api<ReviewQueueView>('GET', '/review');
+    queue = await api<ReviewQueueView>('GET', `/review?limit=${REVIEW_PAGE}&offset=${reviewOffset}`);
+    // A decision on the last item of the last page leaves it empty: show the page before.
+    if (queue.items.length === 0 && reviewOffset > 0 && queue.total > 0) {
+      reviewOffset = Math.max(0, Math.floor((queue.total - 1) / REVIEW_PAGE) * REVIEW_PAGE);
+      queue = await api<ReviewQueueView>('GET', `/review?limit=${REVIEW_PAGE}&offset=${reviewOffset}`);
+    }
   } catch (error) {
     return showError(error);
   }
@@ -432,10 +425,31 @@ async function renderReview(): Promise<void> {
         button(e.status === 'active' ? 'Retire' : 'Reject', 'reject', 'danger'), button('Forget', 'forget', 'danger')),
     );
   });
+  const last = queue.offset + queue.items.length;
+  const reviewPager = (id: string): HTMLElement =>
+    pager(
+      queue.total ? `${fmtNum(queue.offset + 1)}–${fmtNum(last)} of ${fmtNum(queue.total)}` : '0',
+      queue.offset > 0
+        ? () => {
+            reviewOffset = Math.max(0, reviewOffset - REVIEW_PAGE);
+            void renderReview();
+          }
+        : null,
+      last < queue.total
+        ? () => {
+            reviewOffset += REVIEW_PAGE;
+            void renderReview();
+          }
+        : null,
+      id,
+    );
   main.replaceChildren(
     el('div', { class: 'actions' }, el('span', {}, `${queue.total} waiting · ${Object.entries(queue.counts).map(([k, v]) => `${k} ${v}`).join(' · ')}`), undo),
+    queue.total > REVIEW_PAGE ? reviewPager('review-pager') : '',
     ...(cards.length ? cards : [el('p', { class: 'muted', id: 'queue-empty' }, 'Nothing waits for review.')]),
+    queue.total > REVIEW_PAGE ? reviewPager('review-pager-bottom') : '',
   );
+  if (queue.offset > 0) window.scrollTo(0, 0);
 }
 
 function setReviewCount(total: number): void {
@@ -466,20 +480,19 @@ async function renderHealth(): Promise<void> {
 
 // ---------------------------------------------------------------------------------------------------- Routing
 
-function current(): Screen {
-  const name = location.hash.slice(1);
-  return (SCREENS as readonly string[]).includes(name) ? (name as Screen) : 'engrams';
-}
-
 async function route(): Promise<void> {
-  const screen = current();
+  const { screen, params } = currentRoute();
   document.querySelectorAll<HTMLAnchorElement>('nav a').forEach((a) => (a.dataset.screen === screen ? a.setAttribute('aria-current', 'page') : a.removeAttribute('aria-current')));
   document.title = `Engram · ${screen[0]?.toUpperCase()}${screen.slice(1)}`;
+  const from = document.body.dataset.screen;
   document.body.dataset.screen = screen;
+  if (from !== screen) delete document.body.dataset.ready;
   try {
-    if (screen === 'engrams') await renderEngrams();
+    if (screen === 'engrams') await renderEngrams(params);
     else if (screen === 'search') renderSearch();
     else if (screen === 'review') await renderReview();
+    else if (screen === 'sessions') await renderSessions(params);
+    else if (screen === 'tapes') await renderTapes(params);
     else await renderHealth();
     document.body.dataset.ready = screen;
   } catch (error) {
@@ -500,8 +513,9 @@ document.addEventListener('keydown', (event) => {
     location.hash = SCREENS[digit - 1] as string;
     return;
   }
-  if (current() === 'engrams' && ['j', 'k', 'ArrowDown', 'ArrowUp'].includes(event.key)) {
-    const rows = [...document.querySelectorAll<HTMLElement>('#engram-list tr[data-id]')];
+  if (['j', 'k', 'ArrowDown', 'ArrowUp'].includes(event.key)) {
+    // The list of the screen: its rows are focusable and open on Enter.
+    const rows = [...document.querySelectorAll<HTMLElement>('#engram-list tr[data-id], #main tr.nav-row')];
     if (rows.length === 0) return;
     event.preventDefault();
     const at = rows.findIndex((row) => row === document.activeElement);
@@ -516,4 +530,4 @@ setInterval(() => {
   if (document.visibilityState === 'visible') void api('GET', '/ping').catch(() => say('The Engram server does not answer: run engram ui again.'));
 }, 60_000);
 void route();
-void api<ReviewQueueView>('GET', '/review').then((queue) => setReviewCount(queue.total), () => undefined);
+void api<ReviewQueueView>('GET', '/review?limit=1').then((queue) => setReviewCount(queue.total), () => undefined);

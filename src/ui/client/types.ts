@@ -53,11 +53,39 @@ export interface ConflictView {
   reason: string;
   status: string;
 }
+export interface RelevancePoint {
+  at: string;
+  score: number;
+  score_before: number | null;
+  cause: 'evaluation' | 'feedback' | 'baseline';
+  judgement_score: number | null;
+  session_id: string | null;
+  evidence: string | null;
+  judged_by: string | null;
+}
+export interface RelevanceSeries {
+  tag: string;
+  current: number | null;
+  points: RelevancePoint[];
+}
+export interface PinStep {
+  at: string;
+  pinned: boolean;
+  auto: boolean;
+  actor: string;
+  via: string;
+  op: string;
+  reason: string | null;
+  token: string;
+  undone_by: string | null;
+}
 export interface Detail {
   engram: Engram | null;
   id: number;
   summary: string;
-  sources: Array<{ session_id: string | null; tape_id: string | null; event_from: number | null; event_to: number | null; quote: string | null; tape_found: boolean; moment: Array<{ kind: string; text: string }> }>;
+  sources: Array<{ session_id: string | null; tape_id: string | null; event_from: number | null; event_to: number | null; quote: string | null; tape_found: boolean; moment: Array<{ offset: number; kind: string; text: string }> }>;
+  relevance_history: RelevanceSeries[];
+  pin_history: PinStep[];
   history: HistoryStep[];
   stats: { repos: Array<{ repo: string; times_matched: number }>; tag_relevance: Array<{ tag: string; score: number; positive_evals: number; negative_evals: number }> } | null;
   conflicts: ConflictView[];
@@ -95,6 +123,8 @@ export interface ReviewQueueView {
   }>;
   total: number;
   counts: Record<string, number>;
+  offset: number;
+  limit: number;
 }
 export interface DecisionResult {
   decisions: Array<{ id: number; from: string; to: string; action: string }>;
@@ -107,4 +137,138 @@ export interface UndoView {
 export interface DoctorReport {
   status: string;
   checks: Array<{ name: string; status: string; detail: string; fix?: string }>;
+}
+export interface SessionSummary {
+  id: string;
+  agent: string;
+  project: string | null;
+  cwd: string | null;
+  model: string | null;
+  start_source: string | null;
+  turns: number;
+  started_at: string;
+  last_activity_at: string;
+  ended_at: string | null;
+  end_reason: string | null;
+  shown: number;
+  prompts: number;
+  tools: number;
+  judged: number;
+  eval_status: string | null;
+}
+export interface SessionPage {
+  sessions: SessionSummary[];
+  total: number;
+  limit: number;
+  next: string | null;
+}
+export interface SessionFacets {
+  projects: Array<{ value: string | null; count: number }>;
+  agents: Array<{ value: string; count: number }>;
+}
+export interface EngramRefView {
+  id: number;
+  text: string | null;
+  status: string | null;
+  category: string | null;
+}
+export interface ActivityPage<T> {
+  items: T[];
+  total: number;
+  offset: number;
+  limit: number;
+}
+export interface ToolEventView {
+  tool_use_id: string;
+  tool_name: string;
+  target: string | null;
+  ok: boolean;
+  error: string | null;
+  duration_ms: number | null;
+  at: string;
+}
+export interface PromptView {
+  content: string;
+  created_at: string;
+}
+export interface SessionDetail {
+  session: SessionSummary & { repo_root: string | null; transcript_path: string | null; summary: string | null };
+  audit: { env_tags: string[]; repo: string | null; eval_status: string; eval_attempts: number; eval_error: string | null; evaluated_at: string | null } | null;
+  extraction: { status: string; created: number; merged: number; rejected: number; error: string | null; updated_at: string } | null;
+  injections: Array<{ event: string; query: string | null; at: string; answered_by: string | null; context_epoch: number; engrams: Array<EngramRefView & { rank: number | null; score: number | null; chars: number; times: number }> }>;
+  judgements: Array<{ engram: EngramRefView; source: string; score: number | null; evidence: string | null; judged_by: string; at: string }>;
+  extracted: Array<EngramRefView & { learned_by: string; status_reason: string | null; created_at: string; tape_id: string | null; event_from: number | null; event_to: number | null }>;
+  prompts: ActivityPage<PromptView>;
+  tools: ActivityPage<ToolEventView>;
+  tapes: TapeEntry[];
+}
+export interface TapeEntry {
+  tape_id: string;
+  path: string;
+  dir: string;
+  size: number;
+  written_at: string;
+  time: string | null;
+  harness: string | null;
+  session_id: string | null;
+  agent: string | null;
+  cwd: string | null;
+  model: string | null;
+  previous_tape: string | null;
+  lines: [number, number] | null;
+  coverage: string | null;
+}
+export interface TapeFolder {
+  root: string | null;
+  project: string;
+  opted_in: boolean;
+  tapes_dir: string;
+}
+export interface TapeList {
+  tapes: TapeEntry[];
+  total: number;
+  limit: number;
+  offset: number;
+}
+export interface TimelineEvent {
+  offset: number;
+  k: string;
+  t: string | null;
+  agent: string | null;
+  text: string | null;
+  tool: string | null;
+  call_id: string | null;
+  args: string | null;
+  is_error: boolean | null;
+  exit: number | null;
+  file: string | null;
+  op: string | null;
+  range: [number, number] | null;
+  before_range: [number, number] | null;
+  before_text: string | null;
+  after_text: string | null;
+  to_file: string | null;
+  to_range: [number, number] | null;
+  truncated: boolean;
+}
+export interface TimelinePage {
+  tape: TapeEntry;
+  total: number;
+  offset: number;
+  limit: number;
+  kinds: Record<string, number>;
+  events: TimelineEvent[];
+}
+export interface ExplainView {
+  span: { file: string; start: number; end: number };
+  total: number;
+  results: Array<{
+    tape_id: string;
+    session: { agent: string; id: string };
+    confidence: number;
+    via: string;
+    depth: number;
+    touches: Array<{ offset: number; kind: string; file: string | null; time: string | null; part: string; confidence: number; via: string; depth: number }>;
+    continuation?: { continues_into: string; confidence: number; signal: string };
+  }>;
 }

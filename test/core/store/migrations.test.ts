@@ -78,6 +78,23 @@ describe('migrate', () => {
     expect(schemaOf(oldPath)).toEqual(schemaOf(freshPath));
   });
 
+  it('starts the relevance history (14) from the relevance a store had learned before it', () => {
+    const path = join(tempDir(), 'engram.db');
+    const db = openDatabase({ path, busyTimeoutMs: 1000 });
+    const before = MIGRATIONS.filter((m) => m.version < 14).at(-1)?.version as number;
+    migrate(db, before);
+    db.prepare("INSERT INTO engrams (id, uid, text, content_hash, category, created_at, updated_at, last_seen_at) VALUES (1, 'u-1', 'Use pnpm.', 'h', 'general', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')").run();
+    db.prepare("INSERT INTO engram_tag_relevance (engram_id, tag, score, positive_evals, negative_evals, last_evaluated_at) VALUES (1, 'node', 1.2, 4, 0, '2026-02-01T00:00:00.000Z')").run();
+    expect(migrate(db).applied).toContain('14-relevance-history');
+    expect(db.prepare('SELECT engram_id, tag, score_before, score, cause, judgement_id, at FROM engram_tag_relevance_history').all()).toEqual([
+      { engram_id: 1, tag: 'node', score_before: null, score: 1.2, cause: 'baseline', judgement_id: null, at: '2026-02-01T00:00:00.000Z' },
+    ]);
+    // History goes with its engram.
+    db.prepare('DELETE FROM engrams WHERE id = 1').run();
+    expect(db.prepare('SELECT count(*) FROM engram_tag_relevance_history').pluck().get()).toBe(0);
+    db.close();
+  });
+
   it('refuses a store written by a newer Engram instead of touching it', () => {
     const path = join(tempDir(), 'engram.db');
     openStore({ path }).close();

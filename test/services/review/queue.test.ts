@@ -31,6 +31,23 @@ describe('review queue', () => {
   });
 });
 
+describe('review queue pages', () => {
+  it('pages a queue longer than any one page in a stable order, without skipping or repeating', () => {
+    const store = tempStore();
+    const now = steppingClock();
+    const ids = Array.from({ length: 230 }, (_, i) => addEngram(store, { text: `Lesson q${i}x about service s${i}y on port p${i}z.` }, { now, actor: harvest }).engram.id);
+    const seen: number[] = [];
+    for (let offset = 0; offset < 230; offset += 100) {
+      const page = reviewQueue(store, { now: now(), limit: 100, offset });
+      expect(page).toMatchObject({ total: 230, offset, limit: 100 });
+      seen.push(...page.items.map((item) => item.engram.id));
+    }
+    expect(seen).toEqual(ids);
+    expect(reviewQueue(store, { now: now(), limit: 100, offset: 300 }).items).toEqual([]);
+    expect(thrown(() => reviewQueue(store, { offset: -1 }))?.code).toBe('INVALID_INPUT');
+  });
+});
+
 describe('engram history', () => {
   it('tells an engram’s life from the audit trail — who, when, what changed — even after it is forgotten', () => {
     const store = tempStore();
