@@ -63,6 +63,7 @@ for (const embedder of embedders) {
       };
       await runRetrievalBench({
         memories: readFileSync(files.memories, 'utf8').split('\n'),
+        storePerGroup: evalSetFiles(root, set, 'dev').storePerGroup,
         queries: readFileSync(files.queries, 'utf8').split('\n'),
         k: INJECT.candidates,
         modes: embedder === 'none' ? ['bm25'] : ['bm25', 'hybrid'],

@@ -12,9 +12,10 @@ import {
 } from '../../core/index.js';
 import { abstainReason, queryTerms, weakMatch, weightedCoverage, type AbstainReason, type WeakMatchVerdict } from './abstain.js';
 import { createBm25Cache, type Bm25Cache, type Bm25Filter, type Bm25Source } from './bm25.js';
-import { reciprocalRankFusion, type RankedList } from './fusion.js';
+import { confidentCandidates, confidentTop, reciprocalRankFusion, type Confidence, type RankedList } from './fusion.js';
 import { DEFAULT_STATUSES, passesGates, type SearchEnvironment, type SearchFilters } from './gates.js';
 import { searchTerms } from './text.js';
+import { createVectorReliability, vectorWeightFor, type VectorReliability } from './reliability.js';
 import { TUNING, type SearchTuning } from './tuning.js';
 import { embedPending } from './vectors.js';
 
@@ -41,7 +42,15 @@ export interface SearchRequest extends SearchFilters {
 
 /** Why a search answered as it did (`engram search --explain`). */
 export interface SearchExplain {
-  fusion: { k: number; weights: { bm25: number; vector: number; anchor: number }; lists: { bm25: number; vector: number; anchor: number } };
+  fusion: {
+    k: number;
+    weights: { bm25: number; vector: number; anchor: number };
+    lists: { bm25: number; vector: number; anchor: number };
+    /** Hybrid: how far this store's vectors are trusted (reliability.ts) and whether a configured weight overrode it. */
+    reliability: { estimate: number; searches: number; fixed: boolean } | null;
+    /** Hybrid: the candidates that kept their place in the top k (fusion.ts confidentCandidates), or null. */
+    confident: { head: number; vector: number; best_coverage: number; rule: string } | null;
+  };
   abstain: WeakMatchVerdict;
 }
 
@@ -183,6 +192,17 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
     return { vector, cached: false };
   };
 
+  // How far each model's vectors agree with BM25 in this store (reliability.ts), by model id: learned from searches.
+  const reliabilities = new Map<string, VectorReliability>();
+  const reliabilityOf = (model: string): VectorReliability => {
+    let found = reliabilities.get(model);
+    if (!found) {
+      found = createVectorReliability();
+      reliabilities.set(model, found);
+    }
+    return found;
+  };
+
   // Older models loaded to serve their complete spaces while the active model's space fills, by model id.
   const older = new Map<string, Promise<Embedder | null>>();
 
@@ -242,7 +262,11 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
     return { space: vectors.findSpace(model.model, model.dim), degraded };
   };
 
-  /** Vector hits that pass the gates, nearest first, similarity above the model's floor; widens k as gates reject. */
+  /**
+   * Vector hits that pass the gates, nearest first, similarity above the model's floor; widens k as gates reject.
+   * `spread`: mean and standard deviation of the similarities of the query's `pool` nearest neighbours (before
+   * floor and gates), against which a hit's similarity is judged as standing out or not.
+   */
   const vectorList = (
     space: VectorSpace,
     model: Embedder,
@@ -252,9 +276,11 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
   ) => {
     const floor = TUNING.vectorFloor[model.kind] ?? 0;
     const hits: Array<{ id: number; similarity: number }> = [];
+    let spread = { mean: 0, sd: 0 };
     let k = TUNING.pool;
     for (;;) {
       const neighbours = k > KNN_MAX_K ? store.vectors().scan(space, vector, k) : store.vectors().knn(space, vector, k);
+      if (k === TUNING.pool) spread = similaritySpread(neighbours.map((n) => 1 - n.distance));
       hits.length = 0;
       let belowFloor = false;
       prefetch(neighbours.filter((n) => 1 - n.distance >= floor).map((n) => n.id));
@@ -268,7 +294,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
         if (hits.length >= TUNING.pool) break;
       }
       // Done when the pool is full, when the rest is below the floor, or when the table has no more rows.
-      if (hits.length >= TUNING.pool || belowFloor || neighbours.length < k) return hits;
+      if (hits.length >= TUNING.pool || belowFloor || neighbours.length < k) return { hits, spread };
       k *= 4;
     }
   };
@@ -343,6 +369,11 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
       const similarities = new Map<number, number>();
       let anchorSpace: VectorSpace | undefined;
       let semanticKind: string | undefined;
+      // Hybrid: the weight the vector evidence gets (a configured one, or what the model's reliability here earns).
+      let reliability: VectorReliability | undefined;
+      let trusted: { estimate: number; searches: number } | null = null;
+      let vectorWeight = options.tuning.weights.vector ?? TUNING.reliability.weak;
+      let standOut: Array<{ id: number; z: number }> = [];
       if (mode !== 'bm25' && response.timings.vectors !== 'skipped') {
         const { embedder: active, reason } = await embedder();
         if (!active) {
@@ -377,18 +408,25 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
             if (vector) {
               anchorSpace = space;
               semanticKind = model.kind;
-              const hits = vectorList(space, model, vector, fetch, accept);
+              const { hits, spread } = vectorList(space, model, vector, fetch, accept);
               for (const hit of hits) similarities.set(hit.id, hit.similarity);
-              lists.push({ signal: 'vector', ids: hits.map((hit) => hit.id), weight: mode === 'vector' ? 1 : options.tuning.weights.vector });
+              standOut = hits.map((hit) => ({ id: hit.id, z: spread.sd > 0 ? (hit.similarity - spread.mean) / spread.sd : 0 }));
+              if (mode === 'hybrid') {
+                reliability = reliabilityOf(model.model);
+                trusted = { estimate: reliability.estimate(), searches: reliability.weight() };
+                vectorWeight = options.tuning.weights.vector ?? vectorWeightFor(trusted.estimate);
+              }
+              lists.push({ signal: 'vector', ids: hits.map((hit) => hit.id), weight: mode === 'vector' ? 1 : vectorWeight });
             }
           }
         }
       }
 
       // Hybrid's third list: the candidates ordered by similarity to the vector of BM25's best hit (tuning.ts).
-      const anchorWeight = options.tuning.weights.anchor ?? TUNING.anchor.weight;
+      const anchorWeight = options.tuning.weights.anchor ?? vectorWeight;
       const bm25Ids = lists.find((list) => list.signal === 'bm25')?.ids ?? [];
-      if (mode === 'hybrid' && anchorSpace && anchorWeight > 0 && bm25Ids.length > 1) {
+      const vectorIds = lists.find((list) => list.signal === 'vector')?.ids ?? [];
+      if (mode === 'hybrid' && TUNING.anchor.enabled && anchorSpace && anchorWeight > 0 && bm25Ids.length > 1) {
         const anchor = store.vectors().vectorOf(anchorSpace, bm25Ids[0] as number);
         if (anchor) {
           const pool = [...new Set(lists.flatMap((list) => list.ids.slice(0, TUNING.pool)))];
@@ -398,20 +436,54 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
       }
 
       const fused = reciprocalRankFusion(lists, options.tuning.rrfK, TUNING.pool);
-      const top = adjust(store, fused, candidates, environment, now()).slice(0, topK);
-      const engrams = new Map(store.engrams.getMany(top.map((entry) => entry.id)).map((engram) => [engram.id, engram]));
+      const adjusted = adjust(store, fused, candidates, environment, now());
+      // Engrams read once per search, with their analysed terms (coverage of the query, the abstain rule).
+      const engrams = new Map<number, Engram>();
+      const read = (ids: readonly number[]): void => {
+        const missing = ids.filter((id) => !engrams.has(id));
+        if (missing.length > 0) for (const engram of store.engrams.getMany(missing)) engrams.set(engram.id, engram);
+      };
+      const termCache = new Map<number, Set<string>>();
+      const termsOf = (id: number): Set<string> => {
+        let terms = termCache.get(id);
+        if (!terms) {
+          const engram = engrams.get(id);
+          terms = engram ? new Set(searchTerms(`${engram.title ?? ''} ${engram.text} ${engram.category} ${engram.tags.join(' ')}`)) : new Set();
+          termCache.set(id, terms);
+        }
+        return terms;
+      };
+      const { index } = bm25.get(store);
+      const terms = queryTerms(request.query);
+      const idf = (term: string): number => index.idf(term);
+
+      // Hybrid: confident candidates keep their place in the top k; the fused ranking fills the rest (fusion.ts).
+      let confidence: Confidence | null = null;
+      let top = adjusted.slice(0, topK);
+      if (mode === 'hybrid' && bm25Ids.length > 0 && vectorIds.length > 0) {
+        const settings = TUNING.confident;
+        read([...bm25Ids.slice(0, topK), ...vectorIds.slice(0, settings.vectorTop)]);
+        confidence = confidentCandidates(
+          { bm25: bm25Ids, vector: standOut, coverage: (id) => weightedCoverage(terms, idf, termsOf(id)) },
+          topK,
+          settings,
+        );
+        top = confidentTop(adjusted, confidence.ids, topK);
+        // What this search says about the vectors here: where they ranked BM25's best hit (reliability.ts).
+        const rank = vectorIds.indexOf(bm25Ids[0] as number);
+        reliability?.observe(rank >= 0 ? rank + 1 : null);
+      }
+      read(top.map((entry) => entry.id));
 
       // The weak-match rule (abstain.ts), shared with the hooks: are the top results answers or just neighbours?
       const { top: judged } = TUNING.abstain;
-      const { index } = bm25.get(store);
       const verdict = weakMatch(
-        queryTerms(request.query),
-        (term) => index.idf(term),
+        terms,
+        idf,
         top.slice(0, judged).map((entry) => {
-          const engram = engrams.get(entry.id) as Engram;
           return {
             id: entry.id,
-            terms: new Set(searchTerms(`${engram.title ?? ''} ${engram.text} ${engram.category} ${engram.tags.join(' ')}`)),
+            terms: termsOf(entry.id),
             agreed: (entry.ranks.bm25 ?? Infinity) <= judged && (entry.ranks.vector ?? Infinity) <= judged,
             similarity: similarities.get(entry.id) ?? null,
           };
@@ -424,8 +496,19 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
         response.explain = {
           fusion: {
             k: options.tuning.rrfK,
-            weights: { ...options.tuning.weights, anchor: anchorWeight },
+            weights: { bm25: options.tuning.weights.bm25, vector: vectorWeight, anchor: anchorWeight },
             lists: { bm25: size('bm25'), vector: size('vector'), anchor: size('anchor') },
+            reliability: trusted
+              ? { estimate: Math.round(trusted.estimate * 1000) / 1000, searches: Math.round(trusted.searches), fixed: options.tuning.weights.vector !== undefined }
+              : null,
+            confident: confidence
+              ? {
+                  head: confidence.head,
+                  vector: confidence.vector,
+                  best_coverage: Math.round(confidence.best * 1000) / 1000,
+                  rule: `keep BM25's top-${topK} hits holding ≥ ${TUNING.confident.headCoverage} of the best one's coverage, and the nearest vector hit when it stands out (z ≥ ${TUNING.confident.vectorZ}) and holds ≥ ${TUNING.confident.vectorCoverage}; fusion fills the rest`,
+                }
+              : null,
           },
           abstain: verdict,
         };
@@ -516,4 +599,12 @@ function adjust<T extends { id: number; score: number }>(
     kept.push({ ...entry, score, adjustments });
   }
   return kept.sort((a, b) => b.score - a.score); // stable: equal scores keep fusion's deterministic order
+}
+
+/** Mean and standard deviation of a sample of similarities (0 and 0 when empty). */
+function similaritySpread(values: readonly number[]): { mean: number; sd: number } {
+  if (values.length === 0) return { mean: 0, sd: 0 };
+  const mean = values.reduce((sum, value) => sum + value, 0) / values.length;
+  const sd = Math.sqrt(values.reduce((sum, value) => sum + (value - mean) ** 2, 0) / values.length);
+  return { mean, sd };
 }

@@ -20,23 +20,54 @@ export const TUNING = {
   /** Each list contributes its top N to fusion. Beyond ~50 a rank adds almost nothing and costs lookups. */
   pool: 50,
   /**
-   * Fusion weights. BM25 is the stronger signal on the text Engram searches (on a public 1.5k-question conversational
-   * benchmark stemmed BM25 scored 0.61 recall@10 against USE lite's 0.37; on our conversational set 0.75 against
-   * 0.35), so the vector list gets less weight: 0.3 (worst dev margin +0.003) beat 0.5 (−0.002) and 0.7 (−0.02); the
-   * offline models are too weak on conversation for more. Where the vectors do carry meaning (the hand-written
-   * paraphrase set, lesson prompts) 0.3 still lifts recall by 2–8 points over BM25.
+   * Fusion weights. BM25 has weight 1. The vector list and the anchor list (below) get the weight the store's vector
+   * reliability earns (`reliability`), unless config.json's `search.vector_weight` fixes one (then both get it).
+   * Round 1 fixed them at 0.3 for every store: on the dev splits 0.3 beat 0.5 and 0.7 in the worst case, but it was
+   * too much where the embedder reads the store poorly (a public 1.5k-question conversational benchmark: hybrid
+   * 0.580 against BM25 alone 0.612 with USE lite; our conversational test split: −0.013 to −0.029) and too little
+   * where it reads it well (the dialogue set with USE lite: +0.008 at 0.3, +0.054 at 1.0, dev).
    */
-  weights: { bm25: 1.0, vector: 0.3 },
+  weights: { bm25: 1.0 },
+  /**
+   * The vector weight from the store's own agreement between the two lists (reliability.ts): the running mean of
+   * 1/rank of BM25's best hit in the vector list over the hybrid searches that ran the vector half, starting from
+   * `prior` worth `priorSearches` searches and forgetting beyond `window`. Weight `weak` up to `low`, `strong` from
+   * `high`, linear between. Searches where BM25 alone is decisive (`skipVectors`) never embed the query, so they are
+   * not observed: the estimate describes the queries where fusion matters, and runs lower than it would over every
+   * query. Measured that way on the dev splits (bench/tune.mjs replays the engine), the store means were 0.13–0.27
+   * where vectors alone reach 41–54 % of BM25's recall@10 (conversation turns with every model; the dialogue set
+   * with the two distilled models) and 0.33–0.46 where they reach 73–104 % (lessons, fixtures/eval's project stores,
+   * the dialogue set with USE lite); fixtures/eval's large personal store read 0.17–0.24. `low` and `high` sit at the
+   * edges of the two groups. `weak` 0.3 is round 1's weight (its MRR on weak stores equals BM25's); `strong` 1.0
+   * weighs vectors like BM25, which on the strong stores lifted recall@10 most (dialogue / USE lite +0.039 against
+   * +0.008 at a fixed 0.3) and MRR with it. Other ramps (low 0.15–0.25, high 0.3–0.45, prior 0.2 or 0.25) moved the
+   * mean dev margin by at most 0.003 and the worst by nothing.
+   */
+  reliability: { prior: 0.25, priorSearches: 10, window: 200, low: 0.2, high: 0.35, weak: 0.3, strong: 1.0 },
+  /**
+   * Which fused candidates keep a place in the top k (fusion.ts confidentCandidates). `headCoverage`: a BM25 hit in
+   * the top k whose terms hold less than a fifth of what the best top-k hit holds is filler (in a dialogue, a turn
+   * that only shares the speaker's name with the question). Chosen as the largest share under which BM25's top-k
+   * hits were never relevant on any set's dev split (0 of 2,021 below 0.2 at ranks 6–15 across the four sets; from
+   * 0.2 to 0.3, 11 of 1,086 were), so the hits it lets go are the ones that carry no evidence — a safety rule, not a
+   * gain tuned on one set: leave-one-set-out choices of the share that maximised gains (0.3, or none) lost up to
+   * 0.018 on the set left out. `vectorTop`/`vectorZ`/`vectorCoverage`: the vector list's first hit is confident
+   * too when its similarity stands out from the query's 50 nearest (z ≥ 2) and its terms hold at least 0.3 of the
+   * best BM25 hit's coverage — both signals vouch for it. On the dev splits this added +0.008 mean recall@10
+   * (fixtures/eval's paraphrases most: +0.025 to +0.038) without a loss in any cell; z 2.5, the first two hits, or
+   * a coverage of 0.15 or 0.5 were within 0.002.
+   */
+  confident: { headCoverage: 0.2, vectorTop: 1, vectorZ: 2, vectorCoverage: 0.3 },
   /**
    * The third list of hybrid search: the candidates of both lists ordered by their vector's similarity to the vector
    * of BM25's best hit. Query and memory are different genres (a question, a lesson or a tool output) and the offline
    * encoders compare them poorly, but two memories about the same thing compare well: this list finds the
    * neighbours of what the keywords found best (the other chunk of the same answer, the same lesson worded
    * differently), where the query vector alone does not. It is only built when BM25 found something and its best hit
-   * has a vector. Dev margins with it (weight 0.3): worst +0.007, mean +0.027; without: worst +0.006, mean +0.023;
-   * the lessons set gains most (+0.01 to +0.02).
+   * has a vector, and weighs what the vector list weighs. Round 1 (weight 0.3): dev margins with it worst +0.007,
+   * mean +0.027; without it worst +0.006, mean +0.023.
    */
-  anchor: { weight: 0.3 },
+  anchor: { enabled: true },
   /**
    * Cosine similarity below which a vector hit is treated as noise and dropped, per embedder kind: every query has
    * nearest neighbours, even nonsense. Swept on the dev queries (0, 0.2, 0.3, 0.4, 0.5): USE lite's vector
@@ -112,8 +143,8 @@ export const TUNING = {
 /** The values a search actually uses: TUNING with config.json's `search` overrides applied. */
 export interface SearchTuning {
   rrfK: number;
-  /** `anchor` defaults to TUNING.anchor.weight. */
-  weights: { bm25: number; vector: number; anchor?: number };
+  /** `vector` (and `anchor`, which defaults to it) fixed; when undefined, the store's vector reliability decides. */
+  weights: { bm25: number; vector?: number; anchor?: number };
   topK: number;
 }
 
@@ -123,8 +154,7 @@ export function searchTuning(config: Config): SearchTuning {
     rrfK: config.search.rrf_k ?? TUNING.rrfK,
     weights: {
       bm25: config.search.bm25_weight ?? TUNING.weights.bm25,
-      vector: config.search.vector_weight ?? TUNING.weights.vector,
-      anchor: TUNING.anchor.weight,
+      ...(config.search.vector_weight !== undefined ? { vector: config.search.vector_weight } : {}),
     },
     topK: config.search.top_k ?? TUNING.topK,
   };
