@@ -93,6 +93,7 @@ export type {
   Neighbour,
   SearchState,
   ActivityRepo,
+  JudgedByList,
   ShownRecord,
   ToolEventRecord,
   SessionAuditRecord,

@@ -151,6 +151,8 @@ export {
   confidentCandidates,
   confidentTop,
   createVectorReliability,
+  judgedFactor,
+  vectorWeight,
   vectorWeightFor,
   passesGates,
   prerequisitesHold,

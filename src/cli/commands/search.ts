@@ -46,7 +46,11 @@ function renderExplain(response: SearchResponse): string[] {
       ? [
           fusion.reliability.fixed
             ? 'vector weight: fixed by config (search.vector_weight)'
-            : `vector weight: from this store's vector reliability ${fusion.reliability.estimate} (how high the vector list ranks BM25's best hit, over ${fusion.reliability.searches} searches incl. the prior)`,
+            : `vector weight: from this store's vector reliability ${fusion.reliability.estimate} (how high the vector list ranks BM25's best hit, over ${fusion.reliability.searches} searches incl. the prior)${
+                fusion.reliability.judged
+                  ? `; judged injections: vector-led ${fusion.reliability.judged.vector.useful}/${fusion.reliability.judged.vector.judged} useful, BM25-led ${fusion.reliability.judged.bm25.useful}/${fusion.reliability.judged.bm25.judged}${fusion.reliability.judged.factor === null ? ' (too few to count yet)' : ` → × ${fusion.reliability.judged.factor}`}`
+                  : ''
+              }`,
         ]
       : []),
     ...(fusion.confident

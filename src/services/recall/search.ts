@@ -6,6 +6,7 @@ import {
   type Embedder,
   type EmbedderChoice,
   type Engram,
+  type JudgedByList,
   type RecallFields,
   type Store,
   type VectorSpace,
@@ -15,7 +16,7 @@ import { createBm25Cache, type Bm25Cache, type Bm25Filter, type Bm25Source } fro
 import { confidentCandidates, confidentTop, reciprocalRankFusion, type Confidence, type RankedList } from './fusion.js';
 import { DEFAULT_STATUSES, passesGates, type SearchEnvironment, type SearchFilters } from './gates.js';
 import { searchTerms } from './text.js';
-import { createVectorReliability, vectorWeightFor, type VectorReliability } from './reliability.js';
+import { createVectorReliability, judgedFactor, vectorWeight as weighVectors, type VectorReliability } from './reliability.js';
 import { TUNING, type SearchTuning } from './tuning.js';
 import { embedPending } from './vectors.js';
 
@@ -46,8 +47,15 @@ export interface SearchExplain {
     k: number;
     weights: { bm25: number; vector: number; anchor: number };
     lists: { bm25: number; vector: number; anchor: number };
-    /** Hybrid: how far this store's vectors are trusted (reliability.ts) and whether a configured weight overrode it. */
-    reliability: { estimate: number; searches: number; fixed: boolean } | null;
+    /** Hybrid: how far this store's vectors are trusted (reliability.ts), the learning loop's verdicts on what the
+     * vector and BM25 lists led hooks to inject (with the factor they put on the weight, or null), and whether a
+     * configured weight overrode both. */
+    reliability: {
+      estimate: number;
+      searches: number;
+      judged: (JudgedByList & { factor: number | null }) | null;
+      fixed: boolean;
+    } | null;
     /** Hybrid: the candidates that kept their place in the top k (fusion.ts confidentCandidates), or null. */
     confident: { head: number; vector: number; best_coverage: number; rule: string } | null;
   };
@@ -201,6 +209,18 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
       reliabilities.set(model, found);
     }
     return found;
+  };
+
+  // The learning loop's verdicts on vector-led and BM25-led injections (reliability.ts judgedFactor), re-read from
+  // the store every TUNING.judged.refreshMs: judgements arrive from a background job, a few per session.
+  let verdicts: { read: number; counts: JudgedByList; factor: number | null } | undefined;
+  const learned = (): { counts: JudgedByList; factor: number | null } => {
+    const at = performance.now();
+    if (!verdicts || at - verdicts.read > TUNING.judged.refreshMs) {
+      const counts = store.activity.judgedByList(TUNING.judged.lead);
+      verdicts = { read: at, counts, factor: judgedFactor(counts) };
+    }
+    return verdicts;
   };
 
   // Older models loaded to serve their complete spaces while the active model's space fills, by model id.
@@ -371,7 +391,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
       let semanticKind: string | undefined;
       // Hybrid: the weight the vector evidence gets (a configured one, or what the model's reliability here earns).
       let reliability: VectorReliability | undefined;
-      let trusted: { estimate: number; searches: number } | null = null;
+      let trusted: { estimate: number; searches: number; judged: (JudgedByList & { factor: number | null }) | null } | null = null;
       let vectorWeight = options.tuning.weights.vector ?? TUNING.reliability.weak;
       let standOut: Array<{ id: number; z: number }> = [];
       if (mode !== 'bm25' && response.timings.vectors !== 'skipped') {
@@ -413,8 +433,13 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
               standOut = hits.map((hit) => ({ id: hit.id, z: spread.sd > 0 ? (hit.similarity - spread.mean) / spread.sd : 0 }));
               if (mode === 'hybrid') {
                 reliability = reliabilityOf(model.model);
-                trusted = { estimate: reliability.estimate(), searches: reliability.weight() };
-                vectorWeight = options.tuning.weights.vector ?? vectorWeightFor(trusted.estimate);
+                const verdict = options.tuning.weights.vector === undefined ? learned() : null;
+                trusted = {
+                  estimate: reliability.estimate(),
+                  searches: reliability.weight(),
+                  judged: verdict && verdict.counts.vector.judged + verdict.counts.bm25.judged > 0 ? { ...verdict.counts, factor: verdict.factor } : null,
+                };
+                vectorWeight = options.tuning.weights.vector ?? weighVectors(trusted.estimate, verdict?.factor ?? null);
               }
               lists.push({ signal: 'vector', ids: hits.map((hit) => hit.id), weight: mode === 'vector' ? 1 : vectorWeight });
             }
@@ -499,7 +524,12 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
             weights: { bm25: options.tuning.weights.bm25, vector: vectorWeight, anchor: anchorWeight },
             lists: { bm25: size('bm25'), vector: size('vector'), anchor: size('anchor') },
             reliability: trusted
-              ? { estimate: Math.round(trusted.estimate * 1000) / 1000, searches: Math.round(trusted.searches), fixed: options.tuning.weights.vector !== undefined }
+              ? {
+                  estimate: Math.round(trusted.estimate * 1000) / 1000,
+                  searches: Math.round(trusted.searches),
+                  judged: trusted.judged ? { ...trusted.judged, factor: trusted.judged.factor === null ? null : Math.round(trusted.judged.factor * 1000) / 1000 } : null,
+                  fixed: options.tuning.weights.vector !== undefined,
+                }
               : null,
             confident: confidence
               ? {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { confidentCandidates, confidentTop, createVectorReliability, reciprocalRankFusion, TUNING, vectorWeightFor } from '../../../src/services/index.js';
+import { confidentCandidates, confidentTop, reciprocalRankFusion } from '../../../src/services/index.js';
 
 describe('reciprocalRankFusion', () => {
   it('sums weight / (k + rank) over the lists and normalises by first-everywhere', () => {
@@ -128,34 +128,5 @@ describe('confident candidates and the top k they keep', () => {
     expect(confidentTop(ranked, new Set(), 3).map((c) => c.id)).toEqual([1, 7, 9]);
     // More confident candidates than places: the best of them by the ranking.
     expect(confidentTop(ranked, new Set([6, 3, 2, 5]), 2).map((c) => c.id)).toEqual([2, 5]);
-  });
-});
-
-describe('vector reliability', () => {
-  it('starts at the prior and moves with where the vector list ranks BM25’s best hit', () => {
-    const reliability = createVectorReliability();
-    expect(reliability.estimate()).toBeCloseTo(TUNING.reliability.prior, 12);
-    for (let i = 0; i < 40; i++) reliability.observe(1);
-    expect(reliability.estimate()).toBeGreaterThan(0.8);
-    const poor = createVectorReliability();
-    for (let i = 0; i < 40; i++) poor.observe(i % 2 === 0 ? null : 8);
-    expect(poor.estimate()).toBeLessThan(0.15);
-  });
-
-  it('forgets beyond its window, so a store whose vectors change is followed', () => {
-    const reliability = createVectorReliability();
-    for (let i = 0; i < 1_000; i++) reliability.observe(1);
-    for (let i = 0; i < TUNING.reliability.window; i++) reliability.observe(null);
-    expect(reliability.weight()).toBe(TUNING.reliability.window);
-    expect(reliability.estimate()).toBeLessThan(0.4);
-  });
-
-  it('turns the estimate into a vector weight: weak up to `low`, strong from `high`, linear between', () => {
-    const { low, high, weak, strong } = TUNING.reliability;
-    expect(vectorWeightFor(0)).toBe(weak);
-    expect(vectorWeightFor(low)).toBe(weak);
-    expect(vectorWeightFor((low + high) / 2)).toBeCloseTo((weak + strong) / 2, 12);
-    expect(vectorWeightFor(high)).toBe(strong);
-    expect(vectorWeightFor(1)).toBe(strong);
   });
 });
