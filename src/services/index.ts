@@ -179,6 +179,7 @@ export {
   evalSetFiles,
   tuningQueryFile,
 } from './recall/index.js';
+export type { ReliabilitySettings, JudgedSettings, Evidence, Confidence, ConfidenceSettings } from './recall/index.js';
 export type {
   SearchEngine,
   SearchEngineOptions,

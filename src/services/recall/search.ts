@@ -46,6 +46,8 @@ export interface SearchExplain {
   fusion: {
     k: number;
     weights: { bm25: number; vector: number; anchor: number };
+    /** Hybrid: the vector and anchor weight that orders the chosen top k (never above round 1's, tuning.ts `order`). */
+    ordering: number | null;
     lists: { bm25: number; vector: number; anchor: number };
     /** Hybrid: how far this store's vectors are trusted (reliability.ts), the learning loop's verdicts on what the
      * vector and BM25 lists led hooks to inject (with the factor they put on the weight, or null), and whether a
@@ -482,8 +484,10 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
       const terms = queryTerms(request.query);
       const idf = (term: string): number => index.idf(term);
 
-      // Hybrid: confident candidates keep their place in the top k; the fused ranking fills the rest (fusion.ts).
+      // Hybrid: confident candidates keep their place in the top k; the fused ranking fills the rest (fusion.ts). The
+      // chosen k are then ordered by a fusion that weighs vectors no more than round 1 did (tuning.ts `order`).
       let confidence: Confidence | null = null;
+      let ordering: number | null = null;
       let top = adjusted.slice(0, topK);
       if (mode === 'hybrid' && bm25Ids.length > 0 && vectorIds.length > 0) {
         const settings = TUNING.confident;
@@ -493,7 +497,13 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
           topK,
           settings,
         );
-        top = confidentTop(adjusted, confidence.ids, topK);
+        const chosen = new Set(confidentTop(adjusted, confidence.ids, topK).map((entry) => entry.id));
+        ordering = options.tuning.weights.vector ?? Math.min(vectorWeight, TUNING.order.vector);
+        const ordered =
+          ordering === vectorWeight && anchorWeight === vectorWeight
+            ? adjusted
+            : adjust(store, reciprocalRankFusion(lists.map((list) => (list.signal === 'bm25' ? list : { ...list, weight: ordering as number })), options.tuning.rrfK, TUNING.pool), candidates, environment, now());
+        top = ordered.filter((entry) => chosen.has(entry.id));
         // What this search says about the vectors here: where they ranked BM25's best hit (reliability.ts).
         const rank = vectorIds.indexOf(bm25Ids[0] as number);
         reliability?.observe(rank >= 0 ? rank + 1 : null);
@@ -522,6 +532,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
           fusion: {
             k: options.tuning.rrfK,
             weights: { bm25: options.tuning.weights.bm25, vector: vectorWeight, anchor: anchorWeight },
+            ordering,
             lists: { bm25: size('bm25'), vector: size('vector'), anchor: size('anchor') },
             reliability: trusted
               ? {

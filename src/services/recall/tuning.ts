@@ -2,14 +2,16 @@ import type { Config } from '../../core/index.js';
 
 /**
  * Every number recall uses, with the reason for its value. Fusion and abstain settings were chosen with bench/tune.mjs
- * on the dev splits of the three evaluation sets (fixtures/eval, eval-conversations, eval-lessons; tuning code cannot
- * read a test split), the floors on fixtures/eval's dev queries. Test splits are for reporting (bench/quality.mjs).
+ * on the dev splits of the evaluation sets (fixtures/eval, eval-conversations, eval-lessons, and from round 3
+ * eval-dialogue; tuning code cannot read a test split), the floors on fixtures/eval's dev queries. `node
+ * bench/tune.mjs` replays the engine on the collected dev signals and prints every figure quoted below. Test splits are
+ * for reporting (bench/quality.mjs).
  * docs/SEARCH.md describes the pipeline these feed and carries the before/after table.
  */
 export const TUNING = {
   /**
-   * Reciprocal rank fusion constant: score = Σ w / (k + rank). Chosen on the dev splits of the three evaluation sets
-   * with bench/tune.mjs (never on test). k = 60, the RRF paper's value, flattens neighbouring ranks so much that weak
+   * Reciprocal rank fusion constant: score = Σ w / (k + rank). Chosen in round 1 on the dev splits of the first three
+   * evaluation sets with bench/tune.mjs (never on test). k = 60, the RRF paper's value, flattens neighbouring ranks so much that weak
    * agreement from a poor vector list reorders BM25's top ten: on the conversational set (turns of real sessions)
    * hybrid fell from BM25's 0.75 recall@10 to 0.62 with USE lite. k = 5 keeps a list's own order decisive near the
    * top and lets the other list break near-ties and lift what the first ranked just outside the cut.
@@ -25,7 +27,8 @@ export const TUNING = {
    * Round 1 fixed them at 0.3 for every store: on the dev splits 0.3 beat 0.5 and 0.7 in the worst case, but it was
    * too much where the embedder reads the store poorly (a public 1.5k-question conversational benchmark: hybrid
    * 0.580 against BM25 alone 0.612 with USE lite; our conversational test split: −0.013 to −0.029) and too little
-   * where it reads it well (the dialogue set with USE lite: +0.008 at 0.3, +0.054 at 1.0, dev).
+   * where it reads it well (the dialogue set with USE lite, dev, with the confident-first top k: +0.008 at 0.3,
+   * +0.038 at 1.0). Without the confident-first top k a weight of 1.0 lost up to 0.072 (bench/tune.mjs).
    */
   weights: { bm25: 1.0 },
   /**
@@ -34,17 +37,29 @@ export const TUNING = {
    * `prior` worth `priorSearches` searches and forgetting beyond `window`. Weight `weak` up to `low`, `strong` from
    * `high`, linear between. Searches where BM25 alone is decisive (`skipVectors`) never embed the query, so they are
    * not observed: the estimate describes the queries where fusion matters, and runs lower than it would over every
-   * query. Measured that way on the dev splits (bench/tune.mjs replays the engine), the store means were 0.13–0.27
-   * where vectors alone reach 41–54 % of BM25's recall@10 (conversation turns with every model; the dialogue set
-   * with the two distilled models) and 0.33–0.46 where they reach 73–104 % (lessons, fixtures/eval's project stores,
-   * the dialogue set with USE lite); fixtures/eval's large personal store read 0.17–0.24. `low` and `high` sit at the
-   * edges of the two groups. `weak` 0.3 is round 1's weight (its MRR on weak stores equals BM25's); `strong` 1.0
-   * weighs vectors like BM25, which on the strong stores lifted recall@10 most (dialogue / USE lite +0.039 against
-   * +0.008 at a fixed 0.3) and MRR with it. The prior equals `low`, so a fresh engine (a CLI process, a new store)
-   * starts at round 1's weight. Other ramps (low 0.15–0.25, high 0.3–0.45, prior 0.2 or 0.25) moved the mean dev
-   * margin by at most 0.003 and the worst by nothing.
+   * query. Measured that way on the dev splits (bench/tune.mjs replays the engine), the store estimates were
+   * 0.12–0.27 where vectors alone reach 41–54 % of BM25's recall@10 (conversation turns with every model; the
+   * dialogue set with the two distilled models) and 0.34–0.45 where they reach 73–101 % (lessons; the dialogue set
+   * with USE lite); `low` and `high` sit at the edges of the two groups. fixtures/eval reads 0.21–0.27 although its
+   * vectors match BM25 there: its paraphrase queries often have the wrong BM25 best hit, so agreeing with it
+   * undersells the vectors (its gains come from the vector top hit rule in `confident`). `weak` 0.3 is round 1's
+   * weight (its MRR on weak stores equals BM25's); `strong` 1.0 weighs vectors like BM25, which on the strong stores
+   * lifted recall@10 most (dialogue / USE lite +0.038 against +0.008 at a fixed 0.3). The prior equals `low`, so a
+   * fresh engine (a CLI process, a new store) starts at round 1's weight. Ramps 0.15–0.3 or 0.25–0.45 and a prior of
+   * 0.25 moved the mean dev margin by at most 0.003 and the worst by nothing.
    */
   reliability: { prior: 0.2, priorSearches: 10, window: 200, low: 0.2, high: 0.35, weak: 0.3, strong: 1.0 },
+  /**
+   * The weight of the vector and anchor lists in the fusion that orders the chosen top k: the store's weight, but
+   * never more than `vector` (round 1's 0.3). The reliability estimate decides how much the vectors may add — which
+   * memories fill the places BM25's filler held — not how they reorder BM25's evidence: on the dev splits ordering
+   * with the selecting weight (up to 1.0) cost MRR against BM25 where vectors are weak or the store is full of
+   * near-duplicates (lessons −0.004 to −0.007, conversations / static-use-256 −0.010), ordering with 0.3 kept every
+   * cell within −0.002 of BM25's MRR or above it (lessons +0.004 to +0.008) at the same recall@10 (bench/tune.mjs,
+   * "ordered with weight 0.3"). The first version without it, measured once on the test splits, lost MRR on the
+   * lesson set (0.756 against BM25's 0.794 with ctx-use-256); docs/SEARCH.md has both.
+   */
+  order: { vector: 0.3 },
   /**
    * The learning loop's verdicts on what hooks injected (reliability.ts judgedFactor): a memory the vector list ranked
    * within its top `lead` while BM25 did not is vector-led, and the other way round BM25-led. The vector weight is
@@ -58,15 +73,16 @@ export const TUNING = {
   /**
    * Which fused candidates keep a place in the top k (fusion.ts confidentCandidates). `headCoverage`: a BM25 hit in
    * the top k whose terms hold less than a fifth of what the best top-k hit holds is filler (in a dialogue, a turn
-   * that only shares the speaker's name with the question). Chosen as the largest share under which BM25's top-k
-   * hits were never relevant on any set's dev split (0 of 2,021 below 0.2 at ranks 6–15 across the four sets; from
-   * 0.2 to 0.3, 11 of 1,086 were), so the hits it lets go are the ones that carry no evidence — a safety rule, not a
-   * gain tuned on one set: leave-one-set-out choices of the share that maximised gains (0.3, or none) lost up to
-   * 0.018 on the set left out. `vectorTop`/`vectorZ`/`vectorCoverage`: the vector list's first hit is confident
-   * too when its similarity stands out from the query's 50 nearest (z ≥ 2) and its terms hold at least 0.3 of the
-   * best BM25 hit's coverage — both signals vouch for it. On the dev splits this added +0.008 mean recall@10
-   * (fixtures/eval's paraphrases most: +0.025 to +0.038) without a loss in any cell; z 2.5, the first two hits, or
-   * a coverage of 0.15 or 0.5 were within 0.002.
+   * that only shares the speaker's name with the question). Chosen as the largest share under which BM25's hits
+   * were almost never relevant on any set's dev split (ranks 6–15, USE lite lists: 1 of 1,579 below 0.2 across the
+   * four sets; from 0.2 to 0.3, 8 of 772), so the hits it lets go are the ones that carry no evidence — a safety
+   * rule, not a gain tuned on one set. Chosen for gains instead (leave one set out, bench/tune.mjs), the share would
+   * have been 0.3 for conversations (−0.002 / −0.004 there against +0.001 / +0.003 at 0.2) and 0.1 for the dialogue
+   * set (+0.013 against +0.038 with USE lite). `vectorTop`/`vectorZ`/`vectorCoverage`: the vector list's first hit is
+   * confident too when its similarity stands out from the query's 50 nearest (z ≥ 2) and its terms hold at least 0.3
+   * of the best BM25 hit's coverage — both signals vouch for it. On the dev splits this raised the mean margin from
+   * +0.006 to +0.015 (fixtures/eval's paraphrases most: +0.025 to +0.038) and the worst cell from −0.013 to −0.001;
+   * z 2.5, the first two hits, or a coverage of 0.15 were within 0.002 of the mean.
    */
   confident: { headCoverage: 0.2, vectorTop: 1, vectorZ: 2, vectorCoverage: 0.3 },
   /**

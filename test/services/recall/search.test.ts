@@ -349,7 +349,7 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
     const search = engine(store);
     const first = await search.search({ query: 'npm test build', explain: true });
     const { prior, priorSearches, weak } = TUNING.reliability;
-    expect(first.explain?.fusion.reliability).toEqual({ estimate: prior, searches: priorSearches, fixed: false });
+    expect(first.explain?.fusion.reliability).toEqual({ estimate: prior, searches: priorSearches, judged: null, fixed: false });
     // The prior leans on BM25: the first search weighs vectors as a weak store would.
     expect(first.explain?.fusion.weights.vector).toBe(weak);
     // The hashing embedder ranks BM25's best hit first for these queries: the estimate rises, and the weight with it.
@@ -358,11 +358,16 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
     expect(later.explain?.fusion.reliability?.estimate).toBeGreaterThan(prior);
     expect(later.explain?.fusion.weights.vector).toBeGreaterThan(weak);
     expect(later.explain?.fusion.weights.anchor).toBe(later.explain?.fusion.weights.vector);
+    // What the vectors may add grows with the estimate; how the chosen top k is ordered never weighs them above round 1.
+    expect(later.explain?.fusion.ordering).toBe(TUNING.order.vector);
+    const scores = later.results.map((hit) => hit.score);
+    expect(scores).toEqual([...scores].sort((a, b) => b - a));
 
     const fixed = engine(store, { tuning: { ...tuning, weights: { bm25: 1, vector: 0.5 } } });
     const configured = await fixed.search({ query: 'npm test build', explain: true });
     expect(configured.explain?.fusion.reliability?.fixed).toBe(true);
     expect(configured.explain?.fusion.weights).toMatchObject({ vector: 0.5, anchor: 0.5 });
+    expect(configured.explain?.fusion.ordering).toBe(0.5);
   });
 
   it('after a model change, searches the old complete vectors until the new ones are filled', async () => {
