@@ -395,7 +395,7 @@ function abstainTable(all: Record<string, QuerySignals[]>): string[] {
     });
   }
   const lines = ['abstain rule (coverage / agreed coverage / sure similarity + Δ): mean over cells of silence on unanswerable, answerable recall@3 kept'];
-  for (const [coverage, agreed, sure] of [[0.25, 0.1, 0], [0.3, 0.15, 0], [0.35, 0.1, 0.05], [0.4, 0.1, 0], [0.45, 1, 0], [0.5, 1, 1]] as const) {
+  for (const [coverage, agreed, sure] of [[0.25, 0.1, 0], [0.3, 0.15, 0], [0.35, 0.1, 0.05], [0.35, 0.15, 0.05], [0.4, 0.1, 0], [0.45, 1, 0], [0.5, 1, 1]] as const) {
     let silence = 0;
     let kept = 0;
     for (const cell of cells) {
