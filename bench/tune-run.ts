@@ -369,6 +369,46 @@ function coverageTable(all: Record<string, QuerySignals[]>): string[] {
   return lines;
 }
 
+/**
+ * What round 1's fusion changed: places of BM25's top k it gave to other candidates per query, and how often BM25's
+ * k-th hit and the vector list's best hit outside BM25's top k were relevant.
+ */
+function swapTable(all: Record<string, QuerySignals[]>): string[] {
+  const roundOne = variants()[0] as Variant;
+  const lines = [`round 1 against BM25 (dev): places of the top ${TUNING.topK} swapped per query; relevant share of BM25's hit ${TUNING.topK} and of the vector list's best hit outside BM25's top ${TUNING.topK}`];
+  for (const [key, signals] of Object.entries(all)) {
+    const [embedder, set] = key.split('|') as [string, EvalSetName];
+    const stores = new Map<string, QuerySignals[]>();
+    const perGroup = evalSetFiles(root, set, 'dev').storePerGroup;
+    for (const q of signals) {
+      const store = perGroup ? (q.group ?? '') : '';
+      stores.set(store, [...(stores.get(store) ?? []), q]);
+    }
+    const ranked = new Map<string, Ranked>();
+    for (const queries of stores.values()) for (const [q, r] of replayStore(queries, embedder, roundOne).ranked) ranked.set(q, r);
+    const answerable = signals.filter((q) => q.relevant.length > 0);
+    let swapped = 0;
+    let tenth = 0;
+    let fresh = 0;
+    let freshN = 0;
+    const relevant = (q: QuerySignals, e: ListEntry | undefined): boolean => e !== undefined && e.ids.some((id) => q.relevant.includes(id));
+    for (const q of answerable) {
+      const { bm25, vector } = engineLists(q, embedder);
+      const head = new Set(bm25.slice(0, TUNING.topK).map((e) => e.key));
+      swapped += (ranked.get(q.q) as Ranked).keys.slice(0, TUNING.topK).filter((k) => !head.has(k)).length;
+      if (relevant(q, bm25[TUNING.topK - 1])) tenth++;
+      const outside = vector.find((e) => !head.has(e.key));
+      if (outside) {
+        freshN++;
+        if (relevant(q, outside)) fresh++;
+      }
+    }
+    const pc = (a: number, b: number): string => `${((100 * a) / Math.max(1, b)).toFixed(0)} %`;
+    lines.push(`  ${set}/${embedder}: ${(swapped / answerable.length).toFixed(2)} swapped; BM25's hit ${TUNING.topK} ${pc(tenth, answerable.length)}; vector's best outside ${pc(fresh, freshN)}`);
+  }
+  return lines;
+}
+
 /** The abstain rule's trade-off on the replayed shipped ranking: silence on unanswerable, answerable recall@3 kept. */
 function abstainTable(all: Record<string, QuerySignals[]>): string[] {
   const shipped = variants().find((v) => v.name.includes('shipped')) as Variant;
@@ -451,7 +491,7 @@ function headCoverageLoso(all: Record<string, QuerySignals[]>): string[] {
 }
 
 function report(all: Record<string, QuerySignals[]>): void {
-  const out: string[] = [...coverageTable(all), ''];
+  const out: string[] = [...swapTable(all), '', ...coverageTable(all), ''];
   out.push('fusion variants on the dev splits: hybrid recall@10 minus the best single signal (MRR minus BM25’s) per set/embedder; worst and mean margin');
   for (const variant of variants()) {
     const cells = Object.entries(all).map(([key, signals]) => {
