@@ -463,7 +463,10 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
       }
 
       const fused = reciprocalRankFusion(lists, options.tuning.rrfK, TUNING.pool);
-      const adjusted = adjust(store, fused, candidates, environment, now());
+      // Learned tag relevance is read once: the ordering fusion below ranks the same candidates.
+      const relevance = learnedRelevance(store, fused.map((entry) => entry.id), environment.tags ?? []);
+      const at = now();
+      const adjusted = adjust(fused, relevance, candidates, at);
       // Engrams read once per search, with their analysed terms (coverage of the query, the abstain rule).
       const engrams = new Map<number, Engram>();
       const read = (ids: readonly number[]): void => {
@@ -502,7 +505,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
         const ordered =
           ordering === vectorWeight && anchorWeight === vectorWeight
             ? adjusted
-            : adjust(store, reciprocalRankFusion(lists.map((list) => (list.signal === 'bm25' ? list : { ...list, weight: ordering as number })), options.tuning.rrfK, TUNING.pool), candidates, environment, now());
+            : adjust(reciprocalRankFusion(lists.map((list) => (list.signal === 'bm25' ? list : { ...list, weight: ordering as number })), options.tuning.rrfK, TUNING.pool), relevance, candidates, at);
         top = ordered.filter((entry) => chosen.has(entry.id));
         // What this search says about the vectors here: where they ranked BM25's best hit (reliability.ts).
         const rank = vectorIds.indexOf(bm25Ids[0] as number);
@@ -612,14 +615,12 @@ export function learnedRelevance(store: Store, ids: readonly number[], tags: rea
  * recency. Re-sorts.
  */
 function adjust<T extends { id: number; score: number }>(
-  store: Store,
   fused: T[],
+  relevance: ReadonlyMap<number, LearnedRelevance>,
   engrams: ReadonlyMap<number, RecallFields | null>,
-  env: SearchEnvironment,
   now: Date,
 ): Array<T & { adjustments: ScoreAdjustments }> {
   if (fused.length === 0) return [];
-  const relevance = learnedRelevance(store, fused.map((entry) => entry.id), env.tags ?? []);
   const { tagRelevance, pinnedBoost, recency } = TUNING;
   const kept: Array<T & { adjustments: ScoreAdjustments }> = [];
   for (const entry of fused) {
