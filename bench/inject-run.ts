@@ -63,6 +63,7 @@ for (const embedder of embedders) {
       };
       await runRetrievalBench({
         memories: readFileSync(files.memories, 'utf8').split('\n'),
+        storePerGroup: evalSetFiles(root, set, 'dev').storePerGroup,
         queries: readFileSync(files.queries, 'utf8').split('\n'),
         k: INJECT.candidates,
         modes: embedder === 'none' ? ['bm25'] : ['bm25', 'hybrid'],
@@ -73,7 +74,9 @@ for (const embedder of embedders) {
           const hookMode: SearchMode = query.event && query.event !== 'UserPromptSubmit' ? INJECT.toolMode : embedder === 'none' ? 'bm25' : 'hybrid';
           const max = query.event && query.event !== 'UserPromptSubmit' ? INJECT.toolMax : INJECT.promptMax;
           if (sweep && mode === hookMode) seen.push({ set, query, response, ids: memoryIdsOf });
-          const chosen = response.abstained
+          // Hooks search with the abstain rule on; the bench asks for the ranking anyway, and `weak` says the rule
+          // would have stayed silent (the hook then injects nothing).
+          const chosen = response.abstained || response.weak
             ? []
             : chooseHits(response.results, query.hook_query ?? query.q, {
                 max,
@@ -135,7 +138,7 @@ if (sweep) {
       for (const { set: s2, query, response, ids } of seen) {
         if (s2 !== set) continue;
         const tool = query.event && query.event !== 'UserPromptSubmit';
-        const chosen = response.abstained ? [] : chooseHits(response.results, query.hook_query ?? query.q, { max: tool ? Math.min(max, INJECT.toolMax) : max, alreadyShown: new Set(), embedderKind: response.model ? kindOf(embedders[0] as string) : null });
+        const chosen = response.abstained || response.weak ? [] : chooseHits(response.results, query.hook_query ?? query.q, { max: tool ? Math.min(max, INJECT.toolMax) : max, alreadyShown: new Set(), embedderKind: response.model ? kindOf(embedders[0] as string) : null });
         if (query.relevant.length === 0) { un++; if (chosen.length === 0) silent++; continue; }
         ans++;
         const rel = new Set(query.relevant);

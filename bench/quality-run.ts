@@ -69,6 +69,7 @@ for (const embedder of embedders) {
     const started = performance.now();
     await runRetrievalBench({
       memories,
+      storePerGroup: evalSetFiles(root, set, 'dev').storePerGroup,
       queries: queries.map(({ line }) => line),
       k: K,
       modes: MODES,

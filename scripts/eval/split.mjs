@@ -20,7 +20,7 @@ const stem = require('wink-nlp-utils/src/string-stem.js');
 // The repository root (a bundled copy of this module is told it, since its own URL is then the bundle's).
 export const root = process.env.ENGRAM_REPO_ROOT ?? dirname(dirname(dirname(fileURLToPath(import.meta.url))));
 /** The sets built from ../shared (the hand-written fixtures/eval predates the rule and keeps its own files). */
-export const SETS = ['eval-conversations', 'eval-lessons'];
+export const SETS = ['eval-conversations', 'eval-lessons', 'eval-dialogue'];
 
 /** `test` or `dev`, from the query text alone. */
 export function splitOf(query) {

@@ -99,6 +99,7 @@ export type {
   VectorWrite,
   SearchState,
   ActivityRepo,
+  JudgedByList,
   ShownRecord,
   ToolEventRecord,
   SessionAuditRecord,

@@ -148,6 +148,12 @@ export {
   abstainReason,
   weakMatch,
   reciprocalRankFusion,
+  confidentCandidates,
+  confidentTop,
+  createVectorReliability,
+  judgedFactor,
+  vectorWeight,
+  vectorWeightFor,
   passesGates,
   prerequisitesHold,
   currentOs,
@@ -176,6 +182,7 @@ export {
   evalSetFiles,
   tuningQueryFile,
 } from './recall/index.js';
+export type { ReliabilitySettings, JudgedSettings, Evidence, Confidence, ConfidenceSettings } from './recall/index.js';
 export type {
   SearchEngine,
   SearchEngineOptions,

@@ -123,7 +123,8 @@ describe('UserPromptSubmit', () => {
     const store = h.open();
     expect(store.sessions.prompts('sess-1').map((p) => p.content)).toEqual(['how do I issue refunds for a payment?']);
     expect(store.activity.shown('sess-1')).toEqual([
-      expect.objectContaining({ engram_id: 2, event: 'UserPromptSubmit', query: 'how do I issue refunds for a payment?', answered_by: 'in-process', rank: 1 }),
+      // bm25_rank: where BM25 ranked it, kept so the learning loop's verdicts can weigh each list (recall reliability.ts).
+      expect.objectContaining({ engram_id: 2, event: 'UserPromptSubmit', query: 'how do I issue refunds for a payment?', answered_by: 'in-process', rank: 1, bm25_rank: 1 }),
     ]);
     const audit = store.db.prepare('SELECT repo, transcript_path FROM session_audit WHERE session_id = ?').get('sess-1');
     expect(audit).toEqual({ repo: 'shop', transcript_path: '/tmp/t.jsonl' });

@@ -32,6 +32,8 @@ import { progressBar } from '../progress.js';
 import type { Action } from '../program.js';
 
 
+const round2 = (value: number): number => Math.round(value * 100) / 100;
+
 function renderExplain(response: SearchResponse): string[] {
   const explain = response.explain;
   if (!explain) return [];
@@ -39,7 +41,23 @@ function renderExplain(response: SearchResponse): string[] {
   const terms = abstain.terms.map((t) => `${t.term} ${t.weight.toFixed(2)}`).join(', ');
   return [
     '',
-    `fusion: RRF k ${fusion.k}; weights bm25 ${fusion.weights.bm25}, vector ${fusion.weights.vector}, anchor ${fusion.weights.anchor}; list sizes bm25 ${fusion.lists.bm25}, vector ${fusion.lists.vector}, anchor ${fusion.lists.anchor}`,
+    `fusion: RRF k ${fusion.k}; weights bm25 ${fusion.weights.bm25}, vector ${round2(fusion.weights.vector)}, anchor ${round2(fusion.weights.anchor)}; list sizes bm25 ${fusion.lists.bm25}, vector ${fusion.lists.vector}, anchor ${fusion.lists.anchor}`,
+    ...(fusion.reliability
+      ? [
+          fusion.reliability.fixed
+            ? 'vector weight: fixed by config (search.vector_weight)'
+            : `vector weight: from this store's vector reliability ${fusion.reliability.estimate} (how high the vector list ranks BM25's best hit, over ${fusion.reliability.searches} searches incl. the prior)${
+                fusion.reliability.judged
+                  ? `; judged injections: vector-led ${fusion.reliability.judged.vector.useful}/${fusion.reliability.judged.vector.judged} useful, BM25-led ${fusion.reliability.judged.bm25.useful}/${fusion.reliability.judged.bm25.judged}${fusion.reliability.judged.factor === null ? ' (too few to count yet)' : ` → × ${fusion.reliability.judged.factor}`}`
+                  : ''
+              }`,
+        ]
+      : []),
+    ...(fusion.confident
+      ? [
+          `kept in place: ${fusion.confident.head} BM25 hit(s) and ${fusion.confident.vector} vector hit(s) (${fusion.confident.rule}); the top k is ordered with vector weight ${round2(fusion.ordering ?? fusion.weights.vector)}`,
+        ]
+      : []),
     `query terms (weight = IDF in this store): ${terms || '—'}`,
     abstain.best
       ? `best coverage: #${abstain.best.id} holds ${abstain.best.matched.join(', ') || 'none'} = ${Math.round(abstain.best.coverage * 100)} % of the weight${abstain.best.agreed ? ', and both lists put it in their top 3' : ''}`
@@ -264,6 +282,7 @@ export function registerSearchCommands(program: Command, action: Action): void {
     .option('--queries <file>', 'JSONL: {"q","relevant":[ids],"group"?,"kind"?}')
     .addOption(new Option('--set <name>', 'a labelled set shipped with Engram instead of files (docs/SEARCH.md)').choices([...EVAL_SET_NAMES]))
     .addOption(new Option('--split <split>', 'which queries of --set: dev (tuning) or test (held out, for reporting)').choices(['dev', 'test']).default('test'))
+    .option('--store-per-group', 'each group of --memories is its own store (as --set dialogue does)')
     .option('--k <n>', 'cut-off for recall@k, hit@k and mrr (1–100)', integerOption('--k', 1), 10)
     .addOption(new Option('--mode <mode>', 'which signals').choices([...SEARCH_MODES, 'all']).default('all'))
     .option('--rrf-k <n>', 'override the RRF constant', numberOption('--rrf-k', 1, 1000))
@@ -278,6 +297,7 @@ export function registerSearchCommands(program: Command, action: Action): void {
             queries?: string;
             set?: EvalSetName;
             split: EvalSplit;
+            storePerGroup?: boolean;
             k: number;
             mode: SearchMode | 'all';
             rrfK?: number;
@@ -290,7 +310,11 @@ export function registerSearchCommands(program: Command, action: Action): void {
           if (!flags.set && !(flags.memories && flags.queries)) throw new EngramError('USAGE', 'give --set NAME, or both --memories and --queries');
           const files = flags.set
             ? evalSetFiles(context.installRoot, flags.set, flags.split)
-            : { memories: resolve(context.io.cwd, flags.memories as string), queries: resolve(context.io.cwd, flags.queries as string) };
+            : {
+                memories: resolve(context.io.cwd, flags.memories as string),
+                queries: resolve(context.io.cwd, flags.queries as string),
+                storePerGroup: flags.storePerGroup === true,
+              };
           const settings = context.settings();
           const tuning = searchTuning(settings.config);
           if (flags.rrfK !== undefined) tuning.rrfK = flags.rrfK;
@@ -300,6 +324,7 @@ export function registerSearchCommands(program: Command, action: Action): void {
           const reports = await runRetrievalBench({
             memories: readInputFile(context.io.cwd, files.memories).split('\n'),
             queries: readInputFile(context.io.cwd, files.queries).split('\n'),
+            storePerGroup: files.storePerGroup,
             k: flags.k,
             modes: flags.mode === 'all' ? ['bm25', 'vector', 'hybrid'] : [flags.mode],
             embedder: resolveEmbedder(settings),

@@ -2,6 +2,12 @@ import { sanitizeText } from '../redact.js';
 import type { Database } from './database.js';
 
 /** One engram shown to an agent by a hook. */
+/** What {@link ActivityRepo.judgedByList} counts. */
+export interface JudgedByList {
+  vector: { useful: number; judged: number };
+  bm25: { useful: number; judged: number };
+}
+
 export interface ShownRecord {
   session_id: string;
   engram_id: number;
@@ -17,6 +23,9 @@ export interface ShownRecord {
   /** `server` or `in-process`: which path answered the hook. */
   answered_by: string;
   at: string;
+  /** Where the BM25 and vector lists ranked it (1-based), or null (not in the list, or the list did not run). */
+  bm25_rank?: number | null;
+  vector_rank?: number | null;
 }
 
 /** One tool call a hook saw. */
@@ -77,6 +86,12 @@ export interface ActivityRepo {
   injectedChars(sessionId: string): number;
   /** Records shown engrams in the session's current epoch; showing one again (after compaction) counts it. */
   recordShown(rows: readonly ShownRecord[]): void;
+  /**
+   * Judged injections by the list that led to them: `vector` when the vector list ranked the memory within its top
+   * `lead` and BM25 did not, `bm25` the other way round (memories both lists ranked high say nothing about either).
+   * `useful` counts judgements with a positive score; judgements without a score (no LLM could judge) are left out.
+   */
+  judgedByList(lead: number): JudgedByList;
   shown(sessionId: string): Array<ShownRecord & { context_epoch: number; times: number }>;
   /** Records a tool call once per (session, tool_use_id); returns false for a repeat. */
   recordToolEvent(event: ToolEventRecord): boolean;
@@ -128,13 +143,14 @@ export function createActivityRepo(db: Database): ActivityRepo {
   );
   const shownStmt = db.prepare(`
     INSERT INTO session_shown_engrams
-      (session_id, engram_id, event, query, score, rank, chars, answered_by, shown_at, context_epoch, times)
+      (session_id, engram_id, event, query, score, rank, chars, answered_by, shown_at, context_epoch, times, bm25_rank, vector_rank)
     VALUES (@session_id, @engram_id, @event, @query, @score, @rank, @chars, @answered_by, @at,
-            coalesce((SELECT context_epoch FROM sessions WHERE id = @session_id), 0), 1)
+            coalesce((SELECT context_epoch FROM sessions WHERE id = @session_id), 0), 1, @bm25_rank, @vector_rank)
     ON CONFLICT (session_id, engram_id) DO UPDATE SET
       event = excluded.event, query = excluded.query, score = excluded.score, rank = excluded.rank,
       chars = excluded.chars, answered_by = excluded.answered_by, shown_at = excluded.shown_at,
-      context_epoch = excluded.context_epoch, times = session_shown_engrams.times + 1`);
+      context_epoch = excluded.context_epoch, times = session_shown_engrams.times + 1,
+      bm25_rank = excluded.bm25_rank, vector_rank = excluded.vector_rank`);
   const toolStmt = db.prepare(`
     INSERT INTO tool_events (session_id, tool_use_id, tool_name, target, ok, error, duration_ms, at)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, tool_use_id) DO NOTHING`);
@@ -230,12 +246,32 @@ export function createActivityRepo(db: Database): ActivityRepo {
     shownInContext: (sessionId) => new Set(shownIds.all(sessionId).map((row) => row.engram_id)),
     injectedChars: (sessionId) => charsStmt.get(sessionId)?.chars ?? 0,
     recordShown(rows) {
-      for (const row of rows) shownStmt.run({ ...row, query: clean(row.query, QUERY_CHARS) });
+      for (const row of rows) shownStmt.run({ bm25_rank: null, vector_rank: null, ...row, query: clean(row.query, QUERY_CHARS) });
+    },
+    judgedByList(lead) {
+      const counts: JudgedByList = { vector: { useful: 0, judged: 0 }, bm25: { useful: 0, judged: 0 } };
+      const rows = db
+        .prepare<{ lead: number }, { led: 'vector' | 'bm25'; useful: number; judged: number }>(
+          `SELECT led, sum(score > 0) AS useful, count(*) AS judged FROM (
+             SELECT CASE
+                      WHEN s.vector_rank <= @lead AND (s.bm25_rank IS NULL OR s.bm25_rank > @lead) THEN 'vector'
+                      WHEN s.bm25_rank <= @lead AND (s.vector_rank IS NULL OR s.vector_rank > @lead) THEN 'bm25'
+                    END AS led,
+                    j.score AS score
+               FROM session_shown_engrams s
+               JOIN engram_judgements j ON j.session_id = s.session_id AND j.engram_id = s.engram_id
+              WHERE j.score IS NOT NULL AND (s.bm25_rank IS NOT NULL OR s.vector_rank IS NOT NULL))
+            WHERE led IS NOT NULL GROUP BY led`,
+        )
+        .all({ lead });
+      for (const row of rows) counts[row.led] = { useful: row.useful, judged: row.judged };
+      return counts;
     },
     shown: (sessionId) =>
       db
         .prepare<[string], ShownRecord & { context_epoch: number; times: number; shown_at: string }>(
-          `SELECT session_id, engram_id, event, query, score, rank, chars, answered_by, shown_at, context_epoch, times
+          `SELECT session_id, engram_id, event, query, score, rank, chars, answered_by, shown_at, context_epoch, times,
+                  bm25_rank, vector_rank
              FROM session_shown_engrams WHERE session_id = ? ORDER BY shown_at, rank`,
         )
         .all(sessionId)

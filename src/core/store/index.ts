@@ -10,7 +10,7 @@ export type { StatsRepo, TagRelevanceRow, RelevanceCause, NewRelevanceChange, Re
 export { KNN_MAX_K } from './vectors.js';
 export { UNUSABLE_ANSWER } from './activity.js';
 export type { VectorRepo, VectorSpace, VectorSpaceInfo, VectorWrite, PendingVector, Neighbour, SearchChanges, SearchState } from './vectors.js';
-export type { ActivityRepo, ShownRecord, ToolEventRecord, SessionAuditRecord, JudgementRecord, EvaluationState } from './activity.js';
+export type { ActivityRepo, JudgedByList, ShownRecord, ToolEventRecord, SessionAuditRecord, JudgementRecord, EvaluationState } from './activity.js';
 export type { JobRepo, Job, JobKind } from './jobs.js';
 export type { LlmUsageRepo, LlmUsageTotals } from './llm-usage.js';
 export type { ExtractionRepo, ExtractionState } from './extractions.js';

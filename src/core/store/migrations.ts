@@ -529,6 +529,18 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX engram_sources_session ON engram_sources (session_id) WHERE session_id IS NOT NULL;
     `,
   },
+  {
+    version: 16,
+    name: 'shown-signals',
+    sql: `
+      -- Where each list ranked what a hook injected (1-based, after gates; NULL when the list did not hold it or did
+      -- not run). Joined with the evaluator's judgements, it says whether memories the vector list found were
+      -- useful as often as those BM25 found, which weighs the vector list in this store's searches
+      -- (services/recall reliability.ts).
+      ALTER TABLE session_shown_engrams ADD COLUMN bm25_rank INTEGER;
+      ALTER TABLE session_shown_engrams ADD COLUMN vector_rank INTEGER;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -57,7 +57,7 @@ function recordInjection(
   env: HookEnvironment,
   event: string,
   query: string | null,
-  items: ReadonlyArray<{ id: number; chars: number; score: number | null }>,
+  items: ReadonlyArray<{ id: number; chars: number; score: number | null; ranks?: { bm25: number | null; vector: number | null } }>,
 ): void {
   const store = deps.store();
   const at = deps.now().toISOString();
@@ -75,6 +75,8 @@ function recordInjection(
         chars: item.chars,
         answered_by: deps.answeredBy,
         at,
+        bm25_rank: item.ranks?.bm25 ?? null,
+        vector_rank: item.ranks?.vector ?? null,
       })),
     );
   });
@@ -187,7 +189,17 @@ export async function injectForQuery(
     { heading: request.heading, budget },
   );
   if (!block) return null;
-  const scores = new Map(chosen.map((choice) => [choice.hit.id, choice.hit.score]));
-  recordInjection(deps, session, env, request.event, request.query, block.items.map((item) => ({ ...item, score: scores.get(item.id) ?? null })));
+  const hits = new Map(chosen.map((choice) => [choice.hit.id, choice.hit]));
+  recordInjection(
+    deps,
+    session,
+    env,
+    request.event,
+    request.query,
+    block.items.map((item) => {
+      const hit = hits.get(item.id);
+      return { ...item, score: hit?.score ?? null, ...(hit ? { ranks: { bm25: hit.ranks.bm25, vector: hit.ranks.vector } } : {}) };
+    }),
+  );
   return { text: block.text, ids: block.items.map((item) => item.id), query: request.query, dropped: block.dropped };
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as z from 'zod';
-import { EngramError, formatIssues, openStore, type EmbedderChoice } from '../../core/index.js';
+import { EngramError, formatIssues, openStore, type Embedder, type EmbedderChoice, type Store } from '../../core/index.js';
 import { prepareDraft, storeDraft } from '../memory/index.js';
 import { createSearchEngine, type SearchMode, type SearchRequest, type SearchResponse } from './search.js';
 import type { SearchTuning } from './tuning.js';
@@ -27,6 +27,9 @@ export const BenchQuerySchema = z.strictObject({
   /** fixtures/eval-lessons: the hook event, the query the hook judges relevance against (before tool and file-type
    * words are dropped for searching), where the input came from, and the hook input itself. Carried, not scored. */
   event: z.string().min(1).optional(),
+  /** fixtures/eval-dialogue: the question's type as its author wrote it (single, multi-hop, temporal, inference,
+   * none). Carried, not scored. */
+  type: z.string().min(1).optional(),
   hook_query: z.string().optional(),
   source: z.string().min(1).optional(),
   input: z.unknown().optional(),
@@ -70,7 +73,12 @@ export interface RetrievalBenchOptions {
   batchSize?: number;
   onProgress?: (stage: 'embed' | 'query', done: number, total: number) => void;
   /** Extra request fields for every search (e.g. `{ abstain: false }` to see the ranking the abstain rule doubts). */
-  search?: Pick<SearchRequest, 'abstain'>;
+  search?: Pick<SearchRequest, 'abstain' | 'explain'>;
+  /** Each group is its own store (memories and queries must all name one): a conversation searched as the only
+   * thing its store holds, so IDF and the abstain rule see that conversation alone. @default false */
+  storePerGroup?: boolean;
+  /** Sees each throwaway store once its memories are embedded, before any query (bench/tune.mjs reads vectors). */
+  onStore?: (store: Store, embedder: Embedder | null) => void;
   /** Sees every response with its query, e.g. to judge what hooks would inject (bench/inject.mjs). */
   inspect?: (query: BenchQuery, response: SearchResponse, memoryIdsOf: (engramId: number) => readonly string[], mode: SearchMode) => void;
 }
@@ -113,24 +121,33 @@ function scores(perQuery: ReadonlyArray<{ recall: number; hit: number; rr: numbe
   return { n, 'recall@k': mean((q) => q.recall), 'hit@k': mean((q) => q.hit), mrr: mean((q) => q.rr) };
 }
 
-/**
- * `engram bench retrieval`: loads the memories into a throwaway store in the system temp folder (never the user's),
- * embeds them with the configured embedder, runs every query in each mode and scores the top k against the labels.
- * A query with a `group` searches only memories of that group.
- */
-export async function runRetrievalBench(options: RetrievalBenchOptions): Promise<RetrievalReport[]> {
-  const memories = parseLines(options.memories, BenchMemorySchema, 'memories');
-  const queries = parseLines(options.queries, BenchQuerySchema, 'queries');
-  const ids = new Set<string>();
-  for (const memory of memories) {
-    if (ids.has(memory.id)) throw new EngramError('INVALID_INPUT', `memories: duplicate id '${memory.id}'`);
-    ids.add(memory.id);
-  }
-  const unknown = queries.flatMap((query) => query.relevant.filter((id) => !ids.has(id)));
-  if (unknown.length > 0) {
-    throw new EngramError('INVALID_INPUT', `queries: relevant id(s) not among the memories: ${[...new Set(unknown)].slice(0, 10).join(', ')}`);
-  }
+interface Judged {
+  recall: number;
+  hit: number;
+  rr: number;
+  kind: string | undefined;
+}
 
+/** What one mode's searches gave, over every store of a run. */
+interface ModeTally {
+  judged: Judged[];
+  latencies: number[];
+  embedTimes: number[];
+  empty: number;
+  degraded: string | null;
+  model: string | null;
+}
+
+/** Loads memories into a throwaway store, embeds them, runs the queries in every mode into `tallies`. Returns the
+ * embedder it loaded, for the next store to reuse. */
+async function benchStore(
+  memories: readonly BenchMemory[],
+  queries: readonly BenchQuery[],
+  options: RetrievalBenchOptions,
+  tallies: Map<SearchMode, ModeTally>,
+  loaded: Embedder | null,
+  progress: { done: number; total: number },
+): Promise<Embedder | null> {
   const dir = mkdtempSync(join(tmpdir(), 'engram-bench-'));
   const store = openStore({ path: join(dir, 'bench.db') });
   try {
@@ -161,7 +178,11 @@ export async function runRetrievalBench(options: RetrievalBenchOptions): Promise
       });
     });
 
-    const engine = createSearchEngine(store, { embedder: options.embedder, tuning: options.tuning });
+    const engine = createSearchEngine(store, {
+      embedder: options.embedder,
+      ...(loaded ? { loadedEmbedder: loaded } : {}),
+      tuning: options.tuning,
+    });
     const needsVectors = options.modes.some((mode) => mode !== 'bm25');
     const { embedder } = needsVectors ? await engine.embedder() : { embedder: null };
     if (embedder) {
@@ -170,18 +191,14 @@ export async function runRetrievalBench(options: RetrievalBenchOptions): Promise
         onProgress: (done, total) => options.onProgress?.('embed', done, total),
       });
     }
+    options.onStore?.(store, embedder);
 
-    const reports: RetrievalReport[] = [];
     for (const mode of options.modes) {
       // One untimed search loads the index and the model, so the timings are of a warm engine.
       await engine.search({ query: 'warm up the index', mode, topK: options.k });
-      const judged: Array<{ recall: number; hit: number; rr: number; kind: string | undefined }> = [];
-      const latencies: number[] = [];
-      const embedTimes: number[] = [];
-      let empty = 0;
-      let degraded: string | null = null;
-      let model: string | null = null;
-      for (const [index, query] of queries.entries()) {
+      const tally = tallies.get(mode) ?? { judged: [], latencies: [], embedTimes: [], empty: 0, degraded: null, model: null };
+      tallies.set(mode, tally);
+      for (const query of queries) {
         // The ranking is scored as it is; whether the abstain rule would have stayed silent is counted separately
         // (`weak`), so recall measures ranking and `no_answer` measures silence.
         const response = await engine.search({
@@ -190,16 +207,17 @@ export async function runRetrievalBench(options: RetrievalBenchOptions): Promise
           query: query.q,
           mode,
           topK: options.k,
-          ...(query.group ? { scope: { project: query.group, includePersonal: false } } : {}),
+          ...(query.group && !options.storePerGroup ? { scope: { project: query.group, includePersonal: false } } : {}),
         });
         options.inspect?.(query, response, (id) => memoryIdsOf.get(id) ?? [], mode);
-        latencies.push(response.timings.total_ms);
-        if (response.timings.embed_ms > 0) embedTimes.push(response.timings.embed_ms);
-        degraded ??= response.degraded;
-        model ??= response.model;
-        options.onProgress?.('query', index + 1, queries.length);
+        tally.latencies.push(response.timings.total_ms);
+        if (response.timings.embed_ms > 0) tally.embedTimes.push(response.timings.embed_ms);
+        tally.degraded ??= response.degraded;
+        tally.model ??= response.model;
+        progress.done++;
+        options.onProgress?.('query', progress.done, progress.total);
         if (query.relevant.length === 0) {
-          if (response.results.length === 0 || response.weak !== null) empty++;
+          if (response.results.length === 0 || response.weak !== null) tally.empty++;
           continue;
         }
         const relevant = new Set(query.relevant);
@@ -210,26 +228,68 @@ export async function runRetrievalBench(options: RetrievalBenchOptions): Promise
           if (matched.length > 0 && rr === 0) rr = 1 / (rank + 1);
           for (const id of matched) found.add(id);
         });
-        judged.push({ recall: found.size / relevant.size, hit: found.size > 0 ? 1 : 0, rr, kind: query.kind });
+        tally.judged.push({ recall: found.size / relevant.size, hit: found.size > 0 ? 1 : 0, rr, kind: query.kind });
       }
-      const kinds = [...new Set(judged.map((q) => q.kind).filter((kind): kind is string => kind !== undefined))].sort();
-      const unanswerable = queries.filter((query) => query.relevant.length === 0).length;
-      reports.push({
-        mode,
-        model: mode === 'bm25' ? null : model,
-        k: options.k,
-        ...scores(judged),
-        p50_ms: percentile(latencies, 50),
-        p95_ms: percentile(latencies, 95),
-        embed_p50_ms: percentile(embedTimes, 50),
-        no_answer: { n: unanswerable, empty_rate: unanswerable === 0 ? 0 : round(empty / unanswerable) },
-        by_kind: Object.fromEntries(kinds.map((kind) => [kind, scores(judged.filter((q) => q.kind === kind))])),
-        degraded,
-      });
     }
-    return reports;
+    return embedder;
   } finally {
     store.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * `engram bench retrieval`: loads the memories into a throwaway store in the system temp folder (never the user's),
+ * embeds them with the configured embedder, runs every query in each mode and scores the top k against the labels.
+ * A query with a `group` searches only memories of that group; with `storePerGroup` each group is its own store.
+ */
+export async function runRetrievalBench(options: RetrievalBenchOptions): Promise<RetrievalReport[]> {
+  const memories = parseLines(options.memories, BenchMemorySchema, 'memories');
+  const queries = parseLines(options.queries, BenchQuerySchema, 'queries');
+  const ids = new Set<string>();
+  for (const memory of memories) {
+    if (ids.has(memory.id)) throw new EngramError('INVALID_INPUT', `memories: duplicate id '${memory.id}'`);
+    ids.add(memory.id);
+  }
+  const unknown = queries.flatMap((query) => query.relevant.filter((id) => !ids.has(id)));
+  if (unknown.length > 0) {
+    throw new EngramError('INVALID_INPUT', `queries: relevant id(s) not among the memories: ${[...new Set(unknown)].slice(0, 10).join(', ')}`);
+  }
+  // One store, or one per group (each with its memories and the queries that name it).
+  const stores: Array<{ memories: BenchMemory[]; queries: BenchQuery[] }> = [];
+  if (options.storePerGroup) {
+    const groupless = [...memories, ...queries].find((line) => line.group === undefined);
+    if (groupless) throw new EngramError('INVALID_INPUT', 'storePerGroup: every memory and query needs a group');
+    for (const group of [...new Set(memories.map((memory) => memory.group as string))].sort()) {
+      stores.push({ memories: memories.filter((m) => m.group === group), queries: queries.filter((q) => q.group === group) });
+    }
+    const orphans = queries.filter((q) => !stores.some((s) => s.memories[0]?.group === q.group));
+    if (orphans.length > 0) throw new EngramError('INVALID_INPUT', `queries: group '${orphans[0]?.group}' has no memories`);
+  } else {
+    stores.push({ memories, queries });
+  }
+
+  const tallies = new Map<SearchMode, ModeTally>();
+  const progress = { done: 0, total: queries.length * options.modes.length };
+  let loaded: Embedder | null = null;
+  for (const part of stores) loaded = (await benchStore(part.memories, part.queries, options, tallies, loaded, progress)) ?? loaded;
+
+  const unanswerable = queries.filter((query) => query.relevant.length === 0).length;
+  return options.modes.map((mode) => {
+    const tally = tallies.get(mode) ?? { judged: [], latencies: [], embedTimes: [], empty: 0, degraded: null, model: null };
+    const { judged } = tally;
+    const kinds = [...new Set(judged.map((q) => q.kind).filter((kind): kind is string => kind !== undefined))].sort();
+    return {
+      mode,
+      model: mode === 'bm25' ? null : tally.model,
+      k: options.k,
+      ...scores(judged),
+      p50_ms: percentile(tally.latencies, 50),
+      p95_ms: percentile(tally.latencies, 95),
+      embed_p50_ms: percentile(tally.embedTimes, 50),
+      no_answer: { n: unanswerable, empty_rate: unanswerable === 0 ? 0 : round(tally.empty / unanswerable) },
+      by_kind: Object.fromEntries(kinds.map((kind) => [kind, scores(judged.filter((q) => q.kind === kind))])),
+      degraded: tally.degraded,
+    };
+  });
 }

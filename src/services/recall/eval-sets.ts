@@ -14,14 +14,21 @@ export const EVAL_SETS = {
   conversations: 'eval-conversations',
   /** Engram-like lessons and the queries hooks search with, from real and written hook inputs. */
   lessons: 'eval-lessons',
+  /** Multi-session dialogues between two people and questions about persons, events and dates (one store each). */
+  dialogue: 'eval-dialogue',
 } as const;
 export type EvalSetName = keyof typeof EVAL_SETS;
 export const EVAL_SET_NAMES = Object.keys(EVAL_SETS) as EvalSetName[];
 
 export type EvalSplit = 'dev' | 'test';
 
-/** Paths of one set's memories and one split's queries under an Engram install (or repository) root. */
-export function evalSetFiles(root: string, set: EvalSetName, split: EvalSplit): { memories: string; queries: string } {
+/** Sets whose groups are separate stores (each conversation is its own memory, as in the public conversational
+ * benchmarks): the bench loads each group into its own store, so IDF and the abstain rule see one conversation. */
+const STORE_PER_GROUP: ReadonlySet<EvalSetName> = new Set(['dialogue']);
+
+/** Paths of one set's memories and one split's queries under an Engram install (or repository) root, and whether
+ * each group of the set is its own store (runRetrievalBench `storePerGroup`). */
+export function evalSetFiles(root: string, set: EvalSetName, split: EvalSplit): { memories: string; queries: string; storePerGroup: boolean } {
   if (!(set in EVAL_SETS)) {
     throw new EngramError('USAGE', `unknown evaluation set '${set}'; known: ${EVAL_SET_NAMES.join(', ')}`);
   }
@@ -30,7 +37,7 @@ export function evalSetFiles(root: string, set: EvalSetName, split: EvalSplit): 
   for (const file of Object.values(files)) {
     if (!existsSync(file)) throw new EngramError('NOT_FOUND', `evaluation file missing: ${file}`);
   }
-  return files;
+  return { ...files, storePerGroup: STORE_PER_GROUP.has(set) };
 }
 
 /**

@@ -46,3 +46,74 @@ export function reciprocalRankFusion(lists: readonly RankedList[], k: number, po
         a.id - b.id,
     );
 }
+
+/** What decides which fused candidates may take the top k (hybrid search). */
+export interface Evidence {
+  /** BM25's list after gates, best first. */
+  bm25: readonly number[];
+  /** The vector list's first candidates, nearest first, each with its similarity as a z-score among the query's
+   * nearest neighbours (how far it stands out from them). */
+  vector: ReadonlyArray<{ id: number; z: number }>;
+  /** The share of the query's weight (each term its IDF) an engram's terms hold (abstain.ts weightedCoverage). */
+  coverage(id: number): number;
+}
+
+/** The confidence rule's thresholds (tuning.ts `confident`). */
+export interface ConfidenceSettings {
+  /** A BM25 hit in the top k is confident when it holds at least this share of the best top-k hit's coverage. */
+  headCoverage: number;
+  /** The vector list's first `vectorTop` candidates are confident when they stand out (z ≥ `vectorZ`) and hold at
+   * least `vectorCoverage` of the best top-k BM25 hit's coverage: both signals vouch for them. */
+  vectorTop: number;
+  vectorZ: number;
+  vectorCoverage: number;
+}
+
+/** Which candidates carry enough evidence to keep a place in the top k, and the coverage they were measured against. */
+export interface Confidence {
+  ids: Set<number>;
+  /** The best coverage among BM25's top k (what "relative coverage" is relative to). */
+  best: number;
+  /** Of `ids`, how many came from BM25's head and how many from the vector list. */
+  head: number;
+  vector: number;
+}
+
+/**
+ * The confident candidates of a hybrid search. BM25's hits are the strong signal on the text Engram stores, but not
+ * every hit in its top k is evidence: in a dialogue every turn carries its speaker's name, so a question naming a
+ * person ranks turns that hold nothing but that name. A hit holding a small share of what the best hit holds was
+ * never relevant in the dev splits (tuning.ts `confident`), while hits with real coverage were. So BM25's
+ * well-covered hits keep their place, and the weak vector signal may only fill the places of hits that carry no
+ * evidence — unless it is sure itself and the words agree (a vector top hit that stands out and covers the query).
+ */
+export function confidentCandidates(evidence: Evidence, k: number, settings: ConfidenceSettings): Confidence {
+  const head = evidence.bm25.slice(0, k);
+  const best = Math.max(0, ...head.map((id) => evidence.coverage(id)));
+  const ids = new Set<number>();
+  if (best <= 0) return { ids, best, head: 0, vector: 0 };
+  for (const id of head) if (evidence.coverage(id) >= settings.headCoverage * best) ids.add(id);
+  const fromHead = ids.size;
+  for (const { id, z } of evidence.vector.slice(0, settings.vectorTop)) {
+    if (z >= settings.vectorZ && evidence.coverage(id) >= settings.vectorCoverage * best) ids.add(id);
+  }
+  return { ids, best, head: fromHead, vector: ids.size - fromHead };
+}
+
+/**
+ * The top k of a ranking where confident candidates come first: the best k of them (in the ranking's order) keep
+ * their places, the ranking fills the rest, and the k chosen keep the ranking's order among themselves. Recall in the
+ * top k can then fall below the strong signal's only where a confident candidate displaced a relevant one.
+ */
+export function confidentTop<T extends { id: number }>(ranked: readonly T[], confident: ReadonlySet<number>, k: number): T[] {
+  const chosen = new Set<number>();
+  for (const candidate of ranked) {
+    if (chosen.size >= k) break;
+    if (confident.has(candidate.id)) chosen.add(candidate.id);
+  }
+  for (const candidate of ranked) {
+    if (chosen.size >= k) break;
+    chosen.add(candidate.id);
+  }
+  return ranked.filter((candidate) => chosen.has(candidate.id));
+}

@@ -6,15 +6,17 @@ import {
   type Embedder,
   type EmbedderChoice,
   type Engram,
+  type JudgedByList,
   type RecallFields,
   type Store,
   type VectorSpace,
 } from '../../core/index.js';
 import { abstainReason, queryTerms, weakMatch, weightedCoverage, type AbstainReason, type WeakMatchVerdict } from './abstain.js';
 import { createBm25Cache, type Bm25Builder, type Bm25Cache, type Bm25Filter, type Bm25Index, type Bm25Source } from './bm25.js';
-import { reciprocalRankFusion, type RankedList } from './fusion.js';
+import { confidentCandidates, confidentTop, reciprocalRankFusion, type Confidence, type RankedList } from './fusion.js';
 import { DEFAULT_STATUSES, passesGates, type SearchEnvironment, type SearchFilters } from './gates.js';
 import { searchTerms } from './text.js';
+import { createVectorReliability, judgedFactor, vectorWeight as weighVectors, type VectorReliability } from './reliability.js';
 import { TUNING, type SearchTuning } from './tuning.js';
 import { embedPending } from './vectors.js';
 import { createVectorIndex, VECTOR_INDEX_FROM, type VectorIndex } from './vector-index.js';
@@ -42,7 +44,24 @@ export interface SearchRequest extends SearchFilters {
 
 /** Why a search answered as it did (`engram search --explain`). */
 export interface SearchExplain {
-  fusion: { k: number; weights: { bm25: number; vector: number; anchor: number }; lists: { bm25: number; vector: number; anchor: number } };
+  fusion: {
+    k: number;
+    weights: { bm25: number; vector: number; anchor: number };
+    /** Hybrid: the vector and anchor weight that orders the chosen top k (never above round 1's, tuning.ts `order`). */
+    ordering: number | null;
+    lists: { bm25: number; vector: number; anchor: number };
+    /** Hybrid: how far this store's vectors are trusted (reliability.ts), the learning loop's verdicts on what the
+     * vector and BM25 lists led hooks to inject (with the factor they put on the weight, or null), and whether a
+     * configured weight overrode both. */
+    reliability: {
+      estimate: number;
+      searches: number;
+      judged: (JudgedByList & { factor: number | null }) | null;
+      fixed: boolean;
+    } | null;
+    /** Hybrid: the candidates that kept their place in the top k (fusion.ts confidentCandidates), or null. */
+    confident: { head: number; vector: number; best_coverage: number; rule: string } | null;
+  };
   abstain: WeakMatchVerdict;
 }
 
@@ -199,6 +218,29 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
     return { vector, cached: false };
   };
 
+  // How far each model's vectors agree with BM25 in this store (reliability.ts), by model id: learned from searches.
+  const reliabilities = new Map<string, VectorReliability>();
+  const reliabilityOf = (model: string): VectorReliability => {
+    let found = reliabilities.get(model);
+    if (!found) {
+      found = createVectorReliability();
+      reliabilities.set(model, found);
+    }
+    return found;
+  };
+
+  // The learning loop's verdicts on vector-led and BM25-led injections (reliability.ts judgedFactor), re-read from
+  // the store every TUNING.judged.refreshMs: judgements arrive from a background job, a few per session.
+  let verdicts: { read: number; counts: JudgedByList; factor: number | null } | undefined;
+  const learned = (): { counts: JudgedByList; factor: number | null } => {
+    const at = performance.now();
+    if (!verdicts || at - verdicts.read > TUNING.judged.refreshMs) {
+      const counts = store.activity.judgedByList(TUNING.judged.lead);
+      verdicts = { read: at, counts, factor: judgedFactor(counts) };
+    }
+    return verdicts;
+  };
+
   // Older models loaded to serve their complete spaces while the active model's space fills, by model id.
   const older = new Map<string, Promise<Embedder | null>>();
 
@@ -296,7 +338,11 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
     return undefined;
   };
 
-  /** Vector hits that pass the gates, nearest first, similarity above the model's floor; widens k as gates reject. */
+  /**
+   * Vector hits that pass the gates, nearest first, similarity above the model's floor; widens k as gates reject.
+   * `spread`: mean and standard deviation of the similarities of the query's `pool` nearest neighbours (before
+   * floor and gates), against which a hit's similarity is judged as standing out or not.
+   */
   const vectorList = (
     space: VectorSpace,
     model: Embedder,
@@ -307,11 +353,13 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
     const floor = TUNING.vectorFloor[model.kind] ?? 0;
     const hits: Array<{ id: number; similarity: number }> = [];
     let usedMemory = false;
+    let spread = { mean: 0, sd: 0 };
     let k = TUNING.pool;
     for (;;) {
       const index = k > KNN_MAX_K ? undefined : vectorIndexOf(space);
       const neighbours = k > KNN_MAX_K ? store.vectors().scan(space, vector, k) : index ? index.knn(vector, k) : store.vectors().knn(space, vector, k);
       usedMemory ||= index !== undefined;
+      if (k === TUNING.pool) spread = similaritySpread(neighbours.map((n) => 1 - n.distance));
       hits.length = 0;
       let belowFloor = false;
       prefetch(neighbours.filter((n) => 1 - n.distance >= floor).map((n) => n.id));
@@ -325,7 +373,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
         if (hits.length >= TUNING.pool) break;
       }
       // Done when the pool is full, when the rest is below the floor, or when the table has no more rows.
-      if (hits.length >= TUNING.pool || belowFloor || neighbours.length < k) return { hits, knn: usedMemory ? ('memory' as const) : ('sqlite-vec' as const) };
+      if (hits.length >= TUNING.pool || belowFloor || neighbours.length < k) return { hits, spread, knn: usedMemory ? ('memory' as const) : ('sqlite-vec' as const) };
       k *= 4;
     }
   };
@@ -411,6 +459,11 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
       const similarities = new Map<number, number>();
       let anchorSpace: VectorSpace | undefined;
       let semanticKind: string | undefined;
+      // Hybrid: the weight the vector evidence gets (a configured one, or what the model's reliability here earns).
+      let reliability: VectorReliability | undefined;
+      let trusted: { estimate: number; searches: number; judged: (JudgedByList & { factor: number | null }) | null } | null = null;
+      let vectorWeight = options.tuning.weights.vector ?? TUNING.reliability.weak;
+      let standOut: Array<{ id: number; z: number }> = [];
       if (mode !== 'bm25' && response.timings.vectors !== 'skipped') {
         const { embedder: active, reason } = await embedder();
         if (!active) {
@@ -445,19 +498,31 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
             if (vector) {
               anchorSpace = space;
               semanticKind = model.kind;
-              const { hits, knn } = vectorList(space, model, vector, fetch, accept);
+              const { hits, spread, knn } = vectorList(space, model, vector, fetch, accept);
               response.timings.knn = knn;
               for (const hit of hits) similarities.set(hit.id, hit.similarity);
-              lists.push({ signal: 'vector', ids: hits.map((hit) => hit.id), weight: mode === 'vector' ? 1 : options.tuning.weights.vector });
+              standOut = hits.map((hit) => ({ id: hit.id, z: spread.sd > 0 ? (hit.similarity - spread.mean) / spread.sd : 0 }));
+              if (mode === 'hybrid') {
+                reliability = reliabilityOf(model.model);
+                const verdict = options.tuning.weights.vector === undefined ? learned() : null;
+                trusted = {
+                  estimate: reliability.estimate(),
+                  searches: reliability.weight(),
+                  judged: verdict && verdict.counts.vector.judged + verdict.counts.bm25.judged > 0 ? { ...verdict.counts, factor: verdict.factor } : null,
+                };
+                vectorWeight = options.tuning.weights.vector ?? weighVectors(trusted.estimate, verdict?.factor ?? null);
+              }
+              lists.push({ signal: 'vector', ids: hits.map((hit) => hit.id), weight: mode === 'vector' ? 1 : vectorWeight });
             }
           }
         }
       }
 
       // Hybrid's third list: the candidates ordered by similarity to the vector of BM25's best hit (tuning.ts).
-      const anchorWeight = options.tuning.weights.anchor ?? TUNING.anchor.weight;
+      const anchorWeight = options.tuning.weights.anchor ?? vectorWeight;
       const bm25Ids = lists.find((list) => list.signal === 'bm25')?.ids ?? [];
-      if (mode === 'hybrid' && anchorSpace && anchorWeight > 0 && bm25Ids.length > 1) {
+      const vectorIds = lists.find((list) => list.signal === 'vector')?.ids ?? [];
+      if (mode === 'hybrid' && TUNING.anchor.enabled && anchorSpace && anchorWeight > 0 && bm25Ids.length > 1) {
         // From the in-memory vector index when the server keeps one (same distances), else from sqlite-vec.
         const held = vectorIndexes.get(anchorSpace.id);
         const memory = typeof held === 'object' && held.ready ? held : undefined;
@@ -473,22 +538,65 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
       }
 
       const fused = reciprocalRankFusion(lists, options.tuning.rrfK, TUNING.pool);
-      const top = adjust(store, fused, candidates, environment, now()).slice(0, topK);
-      const engrams = new Map(store.engrams.getMany(top.map((entry) => entry.id)).map((engram) => [engram.id, engram]));
+      // Learned tag relevance is read once: the ordering fusion below ranks the same candidates.
+      const relevance = learnedRelevance(store, fused.map((entry) => entry.id), environment.tags ?? []);
+      const at = now();
+      const adjusted = adjust(fused, relevance, candidates, at);
+      // Engrams read once per search, for the results returned.
+      const engrams = new Map<number, Engram>();
+      const read = (ids: readonly number[]): void => {
+        const missing = ids.filter((id) => !engrams.has(id));
+        if (missing.length > 0) for (const engram of store.engrams.getMany(missing)) engrams.set(engram.id, engram);
+      };
+      const { index } = bm25.get(store);
+      const terms = queryTerms(request.query);
+      const idf = (term: string): number => index.idf(term);
+      // The query terms each candidate holds (coverage and the abstain rule look up nothing else): from the index,
+      // without re-analysing its text; from its row only when the index does not hold it.
+      const termCache = new Map<number, ReadonlySet<string>>();
+      const termsOf = (id: number): ReadonlySet<string> => {
+        let held = termCache.get(id);
+        if (!held) {
+          held = heldTerms(index, id, terms, engrams.get(id)) ?? new Set<string>();
+          termCache.set(id, held);
+        }
+        return held;
+      };
+
+      // Hybrid: confident candidates keep their place in the top k; the fused ranking fills the rest (fusion.ts). The
+      // chosen k are then ordered by a fusion that weighs vectors no more than round 1 did (tuning.ts `order`).
+      let confidence: Confidence | null = null;
+      let ordering: number | null = null;
+      let top = adjusted.slice(0, topK);
+      if (mode === 'hybrid' && bm25Ids.length > 0 && vectorIds.length > 0) {
+        const settings = TUNING.confident;
+        confidence = confidentCandidates(
+          { bm25: bm25Ids, vector: standOut, coverage: (id) => weightedCoverage(terms, idf, termsOf(id)) },
+          topK,
+          settings,
+        );
+        const chosen = new Set(confidentTop(adjusted, confidence.ids, topK).map((entry) => entry.id));
+        ordering = options.tuning.weights.vector ?? Math.min(vectorWeight, TUNING.order.vector);
+        const ordered =
+          ordering === vectorWeight && anchorWeight === vectorWeight
+            ? adjusted
+            : adjust(reciprocalRankFusion(lists.map((list) => (list.signal === 'bm25' ? list : { ...list, weight: ordering as number })), options.tuning.rrfK, TUNING.pool), relevance, candidates, at);
+        top = ordered.filter((entry) => chosen.has(entry.id));
+        // What this search says about the vectors here: where they ranked BM25's best hit (reliability.ts).
+        const rank = vectorIds.indexOf(bm25Ids[0] as number);
+        reliability?.observe(rank >= 0 ? rank + 1 : null);
+      }
+      read(top.map((entry) => entry.id));
 
       // The weak-match rule (abstain.ts), shared with the hooks: are the top results answers or just neighbours?
       const { top: judged } = TUNING.abstain;
-      const { index } = bm25.get(store);
-      const topicTerms = queryTerms(request.query);
       const verdict = weakMatch(
-        topicTerms,
-        (term) => index.idf(term),
+        terms,
+        idf,
         top.slice(0, judged).map((entry) => {
-          const engram = engrams.get(entry.id) as Engram;
           return {
             id: entry.id,
-            // Only the query's terms are looked up by the rule, so the ones this engram holds are enough.
-            terms: heldTerms(index, entry.id, topicTerms, engram) as ReadonlySet<string>,
+            terms: termsOf(entry.id),
             agreed: (entry.ranks.bm25 ?? Infinity) <= judged && (entry.ranks.vector ?? Infinity) <= judged,
             similarity: similarities.get(entry.id) ?? null,
           };
@@ -501,8 +609,25 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
         response.explain = {
           fusion: {
             k: options.tuning.rrfK,
-            weights: { ...options.tuning.weights, anchor: anchorWeight },
+            weights: { bm25: options.tuning.weights.bm25, vector: vectorWeight, anchor: anchorWeight },
+            ordering,
             lists: { bm25: size('bm25'), vector: size('vector'), anchor: size('anchor') },
+            reliability: trusted
+              ? {
+                  estimate: Math.round(trusted.estimate * 1000) / 1000,
+                  searches: Math.round(trusted.searches),
+                  judged: trusted.judged ? { ...trusted.judged, factor: trusted.judged.factor === null ? null : Math.round(trusted.judged.factor * 1000) / 1000 } : null,
+                  fixed: options.tuning.weights.vector !== undefined,
+                }
+              : null,
+            confident: confidence
+              ? {
+                  head: confidence.head,
+                  vector: confidence.vector,
+                  best_coverage: Math.round(confidence.best * 1000) / 1000,
+                  rule: `keep BM25's top-${topK} hits holding ≥ ${TUNING.confident.headCoverage} of the best one's coverage, and the nearest vector hit when it stands out (z ≥ ${TUNING.confident.vectorZ}) and holds ≥ ${TUNING.confident.vectorCoverage}; fusion fills the rest`,
+                }
+              : null,
           },
           abstain: verdict,
         };
@@ -565,14 +690,12 @@ export function learnedRelevance(store: Store, ids: readonly number[], tags: rea
  * recency. Re-sorts.
  */
 function adjust<T extends { id: number; score: number }>(
-  store: Store,
   fused: T[],
+  relevance: ReadonlyMap<number, LearnedRelevance>,
   engrams: ReadonlyMap<number, RecallFields | null>,
-  env: SearchEnvironment,
   now: Date,
 ): Array<T & { adjustments: ScoreAdjustments }> {
   if (fused.length === 0) return [];
-  const relevance = learnedRelevance(store, fused.map((entry) => entry.id), env.tags ?? []);
   const { tagRelevance, pinnedBoost, recency } = TUNING;
   const kept: Array<T & { adjustments: ScoreAdjustments }> = [];
   for (const entry of fused) {
@@ -593,4 +716,12 @@ function adjust<T extends { id: number; score: number }>(
     kept.push({ ...entry, score, adjustments });
   }
   return kept.sort((a, b) => b.score - a.score); // stable: equal scores keep fusion's deterministic order
+}
+
+/** Mean and standard deviation of a sample of similarities (0 and 0 when empty). */
+function similaritySpread(values: readonly number[]): { mean: number; sd: number } {
+  if (values.length === 0) return { mean: 0, sd: 0 };
+  const mean = values.reduce((sum, value) => sum + value, 0) / values.length;
+  const sd = Math.sqrt(values.reduce((sum, value) => sum + (value - mean) ** 2, 0) / values.length);
+  return { mean, sd };
 }

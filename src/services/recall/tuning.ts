@@ -2,14 +2,16 @@ import type { Config } from '../../core/index.js';
 
 /**
  * Every number recall uses, with the reason for its value. Fusion and abstain settings were chosen with bench/tune.mjs
- * on the dev splits of the three evaluation sets (fixtures/eval, eval-conversations, eval-lessons; tuning code cannot
- * read a test split), the floors on fixtures/eval's dev queries. Test splits are for reporting (bench/quality.mjs).
+ * on the dev splits of the evaluation sets (fixtures/eval, eval-conversations, eval-lessons, and from round 3
+ * eval-dialogue; tuning code cannot read a test split), the floors on fixtures/eval's dev queries. `node
+ * bench/tune.mjs` replays the engine on the collected dev signals and prints every figure quoted below. Test splits are
+ * for reporting (bench/quality.mjs).
  * docs/SEARCH.md describes the pipeline these feed and carries the before/after table.
  */
 export const TUNING = {
   /**
-   * Reciprocal rank fusion constant: score = Σ w / (k + rank). Chosen on the dev splits of the three evaluation sets
-   * with bench/tune.mjs (never on test). k = 60, the RRF paper's value, flattens neighbouring ranks so much that weak
+   * Reciprocal rank fusion constant: score = Σ w / (k + rank). Chosen in round 1 on the dev splits of the first three
+   * evaluation sets with bench/tune.mjs (never on test). k = 60, the RRF paper's value, flattens neighbouring ranks so much that weak
    * agreement from a poor vector list reorders BM25's top ten: on the conversational set (turns of real sessions)
    * hybrid fell from BM25's 0.75 recall@10 to 0.62 with USE lite. k = 5 keeps a list's own order decisive near the
    * top and lets the other list break near-ties and lift what the first ranked just outside the cut.
@@ -20,23 +22,79 @@ export const TUNING = {
   /** Each list contributes its top N to fusion. Beyond ~50 a rank adds almost nothing and costs lookups. */
   pool: 50,
   /**
-   * Fusion weights. BM25 is the stronger signal on the text Engram searches (on a public 1.5k-question conversational
-   * benchmark stemmed BM25 scored 0.61 recall@10 against USE lite's 0.37; on our conversational set 0.75 against
-   * 0.35), so the vector list gets less weight: 0.3 (worst dev margin +0.003) beat 0.5 (−0.002) and 0.7 (−0.02); the
-   * offline models are too weak on conversation for more. Where the vectors do carry meaning (the hand-written
-   * paraphrase set, lesson prompts) 0.3 still lifts recall by 2–8 points over BM25.
+   * Fusion weights. BM25 has weight 1. The vector list and the anchor list (below) get the weight the store's vector
+   * reliability earns (`reliability`), unless config.json's `search.vector_weight` fixes one (then both get it).
+   * Round 1 fixed them at 0.3 for every store: on the dev splits 0.3 beat 0.5 and 0.7 in the worst case, but it was
+   * too much where the embedder reads the store poorly (a public 1.5k-question conversational benchmark: hybrid
+   * 0.580 against BM25 alone 0.612 with USE lite; our conversational test split: −0.013 to −0.029) and too little
+   * where it reads it well (the dialogue set with USE lite, dev, with the confident-first top k: +0.008 at 0.3,
+   * +0.038 at 1.0). Without the confident-first top k a weight of 1.0 lost up to 0.072 (bench/tune.mjs).
    */
-  weights: { bm25: 1.0, vector: 0.3 },
+  weights: { bm25: 1.0 },
+  /**
+   * The vector weight from the store's own agreement between the two lists (reliability.ts): the running mean of
+   * 1/rank of BM25's best hit in the vector list over the hybrid searches that ran the vector half, starting from
+   * `prior` worth `priorSearches` searches and forgetting beyond `window`. Weight `weak` up to `low`, `strong` from
+   * `high`, linear between. Searches where BM25 alone is decisive (`skipVectors`) never embed the query, so they are
+   * not observed: the estimate describes the queries where fusion matters, and runs lower than it would over every
+   * query. Measured that way on the dev splits (bench/tune.mjs replays the engine), the store estimates were
+   * 0.12–0.27 where vectors alone reach 41–54 % of BM25's recall@10 (conversation turns with every model; the
+   * dialogue set with the two distilled models) and 0.34–0.45 where they reach 73–101 % (lessons; the dialogue set
+   * with USE lite); `low` and `high` sit at the edges of the two groups. fixtures/eval reads 0.21–0.27 although its
+   * vectors match BM25 there: its paraphrase queries often have the wrong BM25 best hit, so agreeing with it
+   * undersells the vectors (its gains come from the vector top hit rule in `confident`). `weak` 0.3 is round 1's
+   * weight (its MRR on weak stores equals BM25's); `strong` 1.0 weighs vectors like BM25, which on the strong stores
+   * lifted recall@10 most (dialogue / USE lite +0.038 against +0.008 at a fixed 0.3). The prior equals `low`, so a
+   * fresh engine (a CLI process, a new store) starts at round 1's weight. Ramps 0.15–0.3 or 0.25–0.45 and a prior of
+   * 0.25 moved the mean dev margin by at most 0.003 and the worst by nothing.
+   */
+  reliability: { prior: 0.2, priorSearches: 10, window: 200, low: 0.2, high: 0.35, weak: 0.3, strong: 1.0 },
+  /**
+   * The weight of the vector and anchor lists in the fusion that orders the chosen top k: the store's weight, but
+   * never more than `vector` (round 1's 0.3). The reliability estimate decides how much the vectors may add — which
+   * memories fill the places BM25's filler held — not how they reorder BM25's evidence: on the dev splits ordering
+   * with the selecting weight (up to 1.0) cost MRR against BM25 where vectors are weak or the store is full of
+   * near-duplicates (lessons −0.004 to −0.007, conversations / static-use-256 −0.010), ordering with 0.3 kept every
+   * cell within −0.002 of BM25's MRR or above it (lessons +0.004 to +0.008) at the same recall@10 (bench/tune.mjs,
+   * "ordered with weight 0.3"). The first version without it, measured once on the test splits, lost MRR on the
+   * lesson set (0.756 against BM25's 0.794 with ctx-use-256); docs/SEARCH.md has both.
+   */
+  order: { vector: 0.3 },
+  /**
+   * The learning loop's verdicts on what hooks injected (reliability.ts judgedFactor): a memory the vector list ranked
+   * within its top `lead` while BM25 did not is vector-led, and the other way round BM25-led. The vector weight is
+   * multiplied by how often vector-led memories were judged useful relative to BM25-led ones (each rate with a prior
+   * of one useful and one useless verdict), between `min` and `max`, once each side has `minJudged` verdicts; the
+   * engine re-reads the counts every `refreshMs`. Not measured by any benchmark (the labelled sets have no
+   * judgements): the bounds keep it a correction — at most halving or doubling what the store's own agreement
+   * earned — and 5 verdicts a side is the least that says more than one bad session.
+   */
+  judged: { lead: 3, minJudged: 5, min: 0.5, max: 2, refreshMs: 300_000 },
+  /**
+   * Which fused candidates keep a place in the top k (fusion.ts confidentCandidates). `headCoverage`: a BM25 hit in
+   * the top k whose terms hold less than a fifth of what the best top-k hit holds is filler (in a dialogue, a turn
+   * that only shares the speaker's name with the question). Chosen as the largest share under which BM25's hits
+   * were almost never relevant on any set's dev split (ranks 6–15, USE lite lists: 1 of 1,579 below 0.2 across the
+   * four sets; from 0.2 to 0.3, 8 of 772), so the hits it lets go are the ones that carry no evidence — a safety
+   * rule, not a gain tuned on one set. Chosen for gains instead (leave one set out, bench/tune.mjs), the share would
+   * have been 0.3 for conversations (−0.002 / −0.004 there against +0.001 / +0.003 at 0.2) and 0.1 for the dialogue
+   * set (+0.013 against +0.038 with USE lite). `vectorTop`/`vectorZ`/`vectorCoverage`: the vector list's first hit is
+   * confident too when its similarity stands out from the query's 50 nearest (z ≥ 2) and its terms hold at least 0.3
+   * of the best BM25 hit's coverage — both signals vouch for it. On the dev splits this raised the mean margin from
+   * +0.006 to +0.015 (fixtures/eval's paraphrases most: +0.025 to +0.038) and the worst cell from −0.013 to −0.001;
+   * z 2.5, the first two hits, or a coverage of 0.15 were within 0.002 of the mean.
+   */
+  confident: { headCoverage: 0.2, vectorTop: 1, vectorZ: 2, vectorCoverage: 0.3 },
   /**
    * The third list of hybrid search: the candidates of both lists ordered by their vector's similarity to the vector
    * of BM25's best hit. Query and memory are different genres (a question, a lesson or a tool output) and the offline
    * encoders compare them poorly, but two memories about the same thing compare well: this list finds the
    * neighbours of what the keywords found best (the other chunk of the same answer, the same lesson worded
    * differently), where the query vector alone does not. It is only built when BM25 found something and its best hit
-   * has a vector. Dev margins with it (weight 0.3): worst +0.007, mean +0.027; without: worst +0.006, mean +0.023;
-   * the lessons set gains most (+0.01 to +0.02).
+   * has a vector, and weighs what the vector list weighs. Round 1 (weight 0.3): dev margins with it worst +0.007,
+   * mean +0.027; without it worst +0.006, mean +0.023.
    */
-  anchor: { weight: 0.3 },
+  anchor: { enabled: true },
   /**
    * Cosine similarity below which a vector hit is treated as noise and dropped, per embedder kind: every query has
    * nearest neighbours, even nonsense. Swept on the dev queries (0, 0.2, 0.3, 0.4, 0.5): USE lite's vector
@@ -73,19 +131,25 @@ export const TUNING = {
    * The abstain rule for weak matches (abstain.ts): a search stays silent unless one of its top `top` results covers
    * at least `coverage` of the query's weight — each query term weighs its IDF in the store, so a rare, telling
    * word counts more than "file" or "use" — or the keyword and vector lists agree on one of their top `top` results
-   * and it covers at least `agreedCoverage`. Chosen on the dev splits as the setting with the most silence on
-   * unanswerable queries while keeping at least 90 % of answerable recall@3 on average: 0.30/0.15 kept 93 % and
-   * silenced 55 %; 0.35/0.175 kept 88 % and silenced 65 %; 0.5 without agreement silenced 89 % but kept 62 %.
-   * No setting reaches both 80 % silence and 90 % kept on these sets (docs/SEARCH.md).
+   * and it covers at least `agreedCoverage`, or its vector similarity alone reaches what the model is sure of.
+   * Chosen on the dev splits of the four sets × three offline models (bench/tune.mjs replays the shipped ranking) as
+   * the setting with the most silence on unanswerable queries while keeping at least 90 % of answerable recall@3 on
+   * average: 0.35 / 0.15 / similarity +0.05 silenced 56 % and kept 91 % (round 1's 0.3 / 0.15 / +0: 46 % and 92 %).
+   * The trade-off, mean over the 12 set × model cells: 0.25 / 0.1 kept 96 % and silenced 41 %; 0.35 / 0.1 kept 92 %
+   * and silenced 53 % (but in a store of a handful of engrams every one is in both lists' top 3, and one shared
+   * common word then passes 0.1: test/e2e/search.test.ts); 0.45 without agreement kept 74 % and silenced 75 %; 0.5
+   * kept 61 % and silenced 85 %. No setting reaches 80 % silence with 90 % kept: the unanswerable questions are on
+   * topic ("what is Gerd's last name" in a store that says "a man named Gerd"), and telling them apart takes reading,
+   * not matching (docs/SEARCH.md).
    */
   abstain: {
     top: 3,
-    coverage: 0.3,
+    coverage: 0.35,
     agreedCoverage: 0.15,
     /** …or a top result's vector similarity alone reaches this, per embedder kind: a paraphrase that shares no
      * word with its answer is still an answer when the model is sure (USE lite's similarities run higher than the
-     * distilled models'). On the dev splits adding it kept 94 % instead of 93 % of recall@3 for 1 point of silence. */
-    similarity: { transformers: 0.55, 'use-lite': 0.7, test: 0.8 } as Record<string, number>,
+     * distilled models'). */
+    similarity: { transformers: 0.6, 'use-lite': 0.75, test: 0.8 } as Record<string, number>,
   },
   /**
    * Hybrid skips the query embedding and the vector lists when BM25 alone is decisive: its best hit covers at least
@@ -112,8 +176,8 @@ export const TUNING = {
 /** The values a search actually uses: TUNING with config.json's `search` overrides applied. */
 export interface SearchTuning {
   rrfK: number;
-  /** `anchor` defaults to TUNING.anchor.weight. */
-  weights: { bm25: number; vector: number; anchor?: number };
+  /** `vector` (and `anchor`, which defaults to it) fixed; when undefined, the store's vector reliability decides. */
+  weights: { bm25: number; vector?: number; anchor?: number };
   topK: number;
 }
 
@@ -123,8 +187,7 @@ export function searchTuning(config: Config): SearchTuning {
     rrfK: config.search.rrf_k ?? TUNING.rrfK,
     weights: {
       bm25: config.search.bm25_weight ?? TUNING.weights.bm25,
-      vector: config.search.vector_weight ?? TUNING.weights.vector,
-      anchor: TUNING.anchor.weight,
+      ...(config.search.vector_weight !== undefined ? { vector: config.search.vector_weight } : {}),
     },
     topK: config.search.top_k ?? TUNING.topK,
   };

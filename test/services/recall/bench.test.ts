@@ -36,6 +36,41 @@ describe('runRetrievalBench', () => {
     expect(reports[1]).toMatchObject({ mode: 'hybrid', model: 'test:hash' });
   });
 
+  it('with storePerGroup, loads each group into its own store: a query sees its conversation only, IDF included', async () => {
+    // "maya" is in every turn of the first conversation and nowhere in the second: in one store it would be a rare,
+    // telling word; in its own store it is the most common one.
+    const memories = lines([
+      { id: 'm1', text: 'Maya: I adopted a greyhound called Pepper.', group: 'maya' },
+      { id: 'm2', text: 'Maya: I ran fifteen kilometres this morning.', group: 'maya' },
+      { id: 'm3', text: 'Maya: My grandmother turned ninety.', group: 'maya' },
+      { id: 'p1', text: 'Priya: I sold thirty loaves at the market.', group: 'priya' },
+      { id: 'p2', text: 'Priya: Maya told me about her greyhound.', group: 'priya' },
+    ]);
+    const queries = lines([
+      { q: 'which dog did Maya adopt', relevant: ['m1'], group: 'maya' },
+      { q: 'what did Priya sell', relevant: ['p1'], group: 'priya' },
+    ]);
+    const seen: string[][] = [];
+    const reports = await runRetrievalBench({
+      memories,
+      queries,
+      k: 5,
+      modes: ['bm25'],
+      embedder: null,
+      tuning,
+      storePerGroup: true,
+      search: { explain: true },
+      inspect: (query, response, ids) => {
+        seen.push(response.results.flatMap((hit) => ids(hit.id)));
+        if (query.group === 'maya') expect(response.explain?.abstain.terms.find((t) => t.term === 'maya')?.weight).toBeLessThan(0.5);
+      },
+    });
+    expect(reports[0]).toMatchObject({ n: 2, 'recall@k': 1 });
+    expect(seen[0]?.every((id) => id.startsWith('m'))).toBe(true);
+    expect(seen[1]?.every((id) => id.startsWith('p'))).toBe(true);
+    await expect(runRetrievalBench({ memories: lines([{ id: 'x', text: 'no group' }]), queries: [], k: 5, modes: ['bm25'], embedder: null, tuning, storePerGroup: true })).rejects.toThrow(/every memory and query needs a group/);
+  });
+
   it('rejects bad input with line numbers and unknown labels by id', async () => {
     const base = { queries: [], k: 10, modes: ['bm25' as const], embedder: null, tuning };
     await expect(runRetrievalBench({ ...base, memories: ['{"id":"a","text":"x"}', '{"id":"b"}'] })).rejects.toThrow(/memories: 1 invalid line\(s\); line 2/);

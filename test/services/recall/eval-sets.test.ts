@@ -13,7 +13,7 @@ const lines = (file: string) =>
     .map((line) => JSON.parse(line) as { q: string; relevant: string[]; kind: string });
 
 describe('evaluation sets', () => {
-  it.each(['conversations', 'lessons'] as const)('%s: at least 300 queries, a third held out as test, with unanswerable ones', (set) => {
+  it.each(['conversations', 'lessons', 'dialogue'] as const)('%s: at least 300 queries, a third held out as test, with unanswerable ones', (set) => {
     const dev = lines(evalSetFiles(ROOT, set, 'dev').queries);
     const test = lines(evalSetFiles(ROOT, set, 'test').queries);
     expect(dev.length + test.length).toBeGreaterThanOrEqual(300);
@@ -42,6 +42,18 @@ describe('evaluation sets', () => {
     },
     60_000,
   );
+
+  it('the dialogue set is what its hand-written sources give, one store per conversation, with every question type', () => {
+    const built = spawnSync(process.execPath, [join(ROOT, 'scripts', 'eval', 'dialogue.mjs'), '--check'], { encoding: 'utf8' });
+    expect(built.stderr).toBe('');
+    expect(built.status).toBe(0);
+    const files = evalSetFiles(ROOT, 'dialogue', 'dev');
+    expect(files.storePerGroup).toBe(true);
+    expect(evalSetFiles(ROOT, 'conversations', 'dev').storePerGroup).toBe(false);
+    const queries = [...lines(files.queries), ...lines(evalSetFiles(ROOT, 'dialogue', 'test').queries)] as unknown as Array<{ type: string; group: string }>;
+    for (const type of ['single', 'multi-hop', 'temporal', 'inference', 'none']) expect(queries.filter((q) => q.type === type).length).toBeGreaterThanOrEqual(10);
+    expect(new Set(queries.map((q) => q.group)).size).toBeGreaterThanOrEqual(3);
+  });
 
   it('tuning may read dev splits only: the test split is refused in code and by bench/tune.mjs', () => {
     for (const set of EVAL_SET_NAMES) expect(tuningQueryFile(ROOT, set)).toMatch(/queries-dev\.jsonl$/);

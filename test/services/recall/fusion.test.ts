@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { reciprocalRankFusion } from '../../../src/services/index.js';
+import { confidentCandidates, confidentTop, reciprocalRankFusion } from '../../../src/services/index.js';
 
 describe('reciprocalRankFusion', () => {
   it('sums weight / (k + rank) over the lists and normalises by first-everywhere', () => {
@@ -92,5 +92,41 @@ describe('reciprocalRankFusion', () => {
   it('returns nothing for empty lists', () => {
     expect(reciprocalRankFusion([], 60, 50)).toEqual([]);
     expect(reciprocalRankFusion([{ signal: 'bm25', ids: [], weight: 1 }], 60, 50)).toEqual([]);
+  });
+});
+
+describe('confident candidates and the top k they keep', () => {
+  const settings = { headCoverage: 0.2, vectorTop: 1, vectorZ: 2, vectorCoverage: 0.3 };
+  // Coverage of the query's weight by each engram: 1–3 hold the telling words, 4–6 only a speaker's name.
+  const coverage: Record<number, number> = { 1: 0.9, 2: 0.5, 3: 0.2, 4: 0.1, 5: 0.1, 6: 0.05, 7: 0.6, 8: 0.05 };
+  const evidence = (vector: Array<{ id: number; z: number }>) => ({ bm25: [1, 2, 3, 4, 5, 6], vector, coverage: (id: number) => coverage[id] ?? 0 });
+
+  it("keeps BM25's hits that hold at least a fifth of the best hit's coverage; name-only hits are not evidence", () => {
+    const found = confidentCandidates(evidence([]), 5, settings);
+    expect([...found.ids].sort()).toEqual([1, 2, 3]);
+    expect(found).toMatchObject({ best: 0.9, head: 3, vector: 0 });
+  });
+
+  it('adds the nearest vector hit only when it stands out and its words cover the query too', () => {
+    expect([...confidentCandidates(evidence([{ id: 7, z: 2.4 }]), 5, settings).ids]).toContain(7);
+    expect([...confidentCandidates(evidence([{ id: 7, z: 1.5 }]), 5, settings).ids]).not.toContain(7);
+    expect([...confidentCandidates(evidence([{ id: 8, z: 3.5 }]), 5, settings).ids]).not.toContain(8);
+    // Only the first `vectorTop` vector hits are considered.
+    expect([...confidentCandidates(evidence([{ id: 8, z: 3 }, { id: 7, z: 3 }]), 5, settings).ids]).not.toContain(7);
+  });
+
+  it('with no BM25 coverage there is nothing to keep', () => {
+    expect(confidentCandidates({ bm25: [], vector: [{ id: 7, z: 5 }], coverage: () => 0 }, 5, settings).ids.size).toBe(0);
+  });
+
+  it('fills the places that carry no evidence from the fused ranking, and keeps the ranking order', () => {
+    // The fused ranking put two vector finds (7, 9) and a name-only hit (4) above the weakest confident hit (3).
+    const ranked = [1, 7, 9, 4, 2, 5, 3, 6].map((id) => ({ id }));
+    const top = confidentTop(ranked, new Set([1, 2, 3]), 5);
+    expect(top.map((c) => c.id)).toEqual([1, 7, 9, 2, 3]);
+    // Without confident candidates it is the fused top k.
+    expect(confidentTop(ranked, new Set(), 3).map((c) => c.id)).toEqual([1, 7, 9]);
+    // More confident candidates than places: the best of them by the ranking.
+    expect(confidentTop(ranked, new Set([6, 3, 2, 5]), 2).map((c) => c.id)).toEqual([2, 5]);
   });
 });

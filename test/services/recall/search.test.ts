@@ -316,6 +316,60 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
     expect(bm25.results[0]?.ranks.anchor).toBeNull();
   });
 
+  it("keeps BM25's well-covered hits in the top k and lets fusion fill the places of hits that only share a name", async () => {
+    const store = tempStore();
+    // A dialogue: every turn carries its speaker's name, two of them hold what the question is about.
+    const chat = [
+      'Maya: I started a pottery class on Tuesdays, my first bowl looks like a hat.',
+      'Maya: My pottery teacher finally said my centering was acceptable.',
+      'Maya: I ran fifteen kilometres this morning along the canal.',
+      'Maya: Pepper sleeps twenty hours a day on the couch.',
+      'Maya: The half marathon is in May and I am terrified.',
+      'Maya: I spent New Year on a night shift in the emergency department.',
+      'Maya: My grandmother turned ninety on Thursday in Porto.',
+      'Theo: The band plays at the pub on Saturday.',
+    ];
+    for (const text of chat) addEngram(store, { text, category: 'chat' });
+    const search = engine(store);
+    const response = await search.search({ query: 'what did Maya make in her pottery class', explain: true, topK: 5 });
+    expect(response.explain?.fusion.confident).toMatchObject({ head: 2 });
+    expect(response.results.map((hit) => hit.id)).toEqual(expect.arrayContaining([1, 2]));
+    // With two places, the two hits that hold the topic keep them, whatever the weak vector evidence fused above them.
+    const two = await search.search({ query: 'what did Maya make in her pottery class', topK: 2 });
+    expect(two.results.map((hit) => hit.id).sort()).toEqual([1, 2]);
+    // The kept hits hold the telling word; the others only the name (under a fifth of the best hit's coverage).
+    expect(response.explain?.fusion.confident?.rule).toContain(`${TUNING.confident.headCoverage}`);
+    const bm25 = await search.search({ query: 'what did Maya make in her pottery class', mode: 'bm25', explain: true });
+    expect(bm25.explain?.fusion.confident).toBeNull();
+  });
+
+  it("weighs the vector list by what this store's searches showed of its vectors, unless config fixes the weight", async () => {
+    const store = tempStore();
+    seed(store);
+    const search = engine(store);
+    const first = await search.search({ query: 'npm test build', explain: true });
+    const { prior, priorSearches, weak } = TUNING.reliability;
+    expect(first.explain?.fusion.reliability).toEqual({ estimate: prior, searches: priorSearches, judged: null, fixed: false });
+    // The prior leans on BM25: the first search weighs vectors as a weak store would.
+    expect(first.explain?.fusion.weights.vector).toBe(weak);
+    // The hashing embedder ranks BM25's best hit first for these queries: the estimate rises, and the weight with it.
+    for (let i = 0; i < 20; i++) await search.search({ query: ['npm test build', 'docker buildkit cache', 'postgres migrations idempotent'][i % 3] as string });
+    const later = await search.search({ query: 'npm test build', explain: true });
+    expect(later.explain?.fusion.reliability?.estimate).toBeGreaterThan(prior);
+    expect(later.explain?.fusion.weights.vector).toBeGreaterThan(weak);
+    expect(later.explain?.fusion.weights.anchor).toBe(later.explain?.fusion.weights.vector);
+    // What the vectors may add grows with the estimate; how the chosen top k is ordered never weighs them above round 1.
+    expect(later.explain?.fusion.ordering).toBe(TUNING.order.vector);
+    const scores = later.results.map((hit) => hit.score);
+    expect(scores).toEqual([...scores].sort((a, b) => b - a));
+
+    const fixed = engine(store, { tuning: { ...tuning, weights: { bm25: 1, vector: 0.5 } } });
+    const configured = await fixed.search({ query: 'npm test build', explain: true });
+    expect(configured.explain?.fusion.reliability?.fixed).toBe(true);
+    expect(configured.explain?.fusion.weights).toMatchObject({ vector: 0.5, anchor: 0.5 });
+    expect(configured.explain?.fusion.ordering).toBe(0.5);
+  });
+
   it('after a model change, searches the old complete vectors until the new ones are filled', async () => {
     const store = tempStore();
     seed(store);
