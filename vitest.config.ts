@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -6,6 +7,10 @@ export default defineConfig({
     globalSetup: ['test/global-setup.ts'],
     // Native modules and process-spawning tests are happiest in child processes.
     pool: 'forks',
+    // Most files spend their time waiting on processes they start (servers, hooks, the real agent CLIs), not on the
+    // CPU: vitest's default (one worker per core, minus one) ran the suite serially on the 2-core CI machine (22 min
+    // under load); three workers finished the same suite in under 8 min there, with every test passing.
+    maxWorkers: Math.max(3, availableParallelism() - 1),
     testTimeout: 20_000,
     hookTimeout: 60_000,
     projects: [
