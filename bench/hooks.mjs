@@ -10,12 +10,14 @@
 // RSS of a hook process on each path. Prints a table, then the same numbers as one JSON line; asserts nothing.
 //
 //   node bench/hooks.mjs [--runs 30] [--engrams 10000] [--keep] [--json] [--model ctx-use-256] [--model-dir DIR]
-//                        [--layout in-place|plugin]
+//                        [--layout in-place|plugin] [--store-cache DIR]
 //
 // --layout plugin measures a plugin install as the agents make it: the launcher in an install folder that holds no
 // dist/ or node_modules/, its runtime in a runtime folder found through the pointer in the plugin data folder
 // (CLAUDE_PLUGIN_DATA; see hooks/run.cjs findRuntime); in-place (the default) is a source checkout that ran
 // ./install.sh.
+// --store-cache DIR keeps the imported and embedded store in DIR (keyed by the corpus, its size and the model) and
+// copies it into the next run's home instead of importing again (the import takes minutes on 2 cores).
 // --json prints only the JSON line. --keep keeps the temporary folder (store, logs, project) for inspection; the
 // server is stopped either way. Everything lives in one temporary folder: nothing is written to the repository or
 // to ~/.engram. The built install (dist/, hooks/run.cjs) is copied there first, so a rebuild during the run cannot
@@ -68,6 +70,7 @@ if (has('--help') || has('-h')) {
 const RUNS = count('--runs', 30);
 const ENGRAMS = count('--engrams', 10_000);
 const KEEP = has('--keep');
+const STORE_CACHE = option('--store-cache', null);
 const JSON_ONLY = has('--json');
 const MODEL = option('--model', 'ctx-use-256');
 const LAYOUT = option('--layout', 'in-place');
@@ -98,7 +101,7 @@ const needed = [
   'dist/server.mjs',
   'dist/cli.mjs',
   'dist/hooks/fast.cjs',
-  'dist/hooks/inprocess.mjs',
+  'dist/hooks/inprocess.cjs',
   'node_modules/better-sqlite3/build/Release/better_sqlite3.node',
 ];
 const missing = needed.filter((path) => !existsSync(join(root, path)));
@@ -377,11 +380,22 @@ async function main() {
   };
 
   // 1. The store: 10,000 engrams, imported and embedded with the offline model.
-  progress(`importing ${ENGRAMS} engrams (embedding with ${MODEL})…`);
-  const corpusFile = join(tmp, 'corpus.jsonl');
-  writeFileSync(corpusFile, `${input.corpusLines(root, ENGRAMS).join('\n')}\n`);
+  const corpus = `${input.corpusLines(root, ENGRAMS).join('\n')}\n`;
+  const cacheKey = createHash('sha256').update(`${MODEL}\n${corpus}`).digest('hex').slice(0, 16);
+  const cached = STORE_CACHE ? join(resolve(STORE_CACHE), cacheKey) : null;
+  const STORE_FILES = ['engram.db', 'engram.db-wal', 'engram.db-shm'];
   let t = performance.now();
-  const imported = engram(['import', corpusFile]);
+  let imported;
+  if (cached && existsSync(join(cached, 'imported.json'))) {
+    progress(`copying the store of ${ENGRAMS} engrams from ${cached}…`);
+    for (const file of STORE_FILES) if (existsSync(join(cached, file))) cpSync(join(cached, file), join(home, file));
+    imported = { ...JSON.parse(readFileSync(join(cached, 'imported.json'), 'utf8')), cached: true };
+  } else {
+    progress(`importing ${ENGRAMS} engrams (embedding with ${MODEL})…`);
+    const corpusFile = join(tmp, 'corpus.jsonl');
+    writeFileSync(corpusFile, corpus);
+    imported = engram(['import', corpusFile]);
+  }
   const importMs = performance.now() - t;
   let vectors = coverage();
   if (vectors.pending !== 0) {
@@ -389,7 +403,13 @@ async function main() {
     engram(['reindex']);
     vectors = coverage();
   }
-  progress(`imported ${imported.created} in ${(importMs / 1000).toFixed(1)} s; vectors ${vectors.vectors}, missing ${vectors.pending}`);
+  if (cached && !imported.cached) {
+    // The CLI has exited, so the store is closed (checkpointed): its files copy as they are.
+    mkdirSync(cached, { recursive: true });
+    for (const file of STORE_FILES) if (existsSync(join(home, file))) cpSync(join(home, file), join(cached, file));
+    writeFileSync(join(cached, 'imported.json'), JSON.stringify(imported));
+  }
+  progress(`${imported.cached ? 'copied' : 'imported'} ${imported.created} in ${(importMs / 1000).toFixed(1)} s; vectors ${vectors.vectors}, missing ${vectors.pending}`);
 
   // 2. The server, started as a hook would start it (detached, output to logs/server.out), then warm and hybrid.
   const out = openSync(join(home, 'logs', 'server.out'), 'a', 0o600);
@@ -621,7 +641,7 @@ async function main() {
     setup: {
       layout: LAYOUT,
       model: MODEL,
-      import: { ms: Math.round(importMs), created: imported.created, duplicates: imported.duplicates, vectors: imported.vectors ?? null },
+      import: { ms: Math.round(importMs), created: imported.created, duplicates: imported.duplicates, vectors: imported.vectors ?? null, from_cache: Boolean(imported.cached) },
       vectors,
       project_is_git_repo: git,
       server: {
@@ -683,7 +703,7 @@ function render(result) {
     `Engram hook latency — ${result.engrams.toLocaleString('en')} engrams, ${result.runs} paired runs per case (${result.warmup_pairs} warm-up pairs unmeasured)`,
     `node ${machine.node} ${machine.platform}, ${machine.cpus} CPUs (${machine.cpu_model}), load ${machine.loadavg_start.join(' ')} → ${machine.loadavg_end.join(' ')}`,
     `layout: ${setup.layout === 'plugin' ? 'plugin (launcher in the install folder, dist/ and node_modules/ in a runtime folder)' : 'in place (a source checkout built by ./install.sh)'}`,
-    `store: ${setup.import.created} engrams imported in ${(setup.import.ms / 1000).toFixed(1)} s, ${setup.vectors.vectors} vectors (${setup.model}), ${setup.vectors.pending} missing; ` +
+    `store: ${setup.import.created} engrams ${setup.import.from_cache ? 'copied from --store-cache' : 'imported'} in ${(setup.import.ms / 1000).toFixed(1)} s, ${setup.vectors.vectors} vectors (${setup.model}), ${setup.vectors.pending} missing; ` +
       `server ${setup.server.mode} (${setup.server.model}), warm in ${setup.server.warm_ms} ms`,
     `Each process runs as sh -c '…' with the event JSON on stdin, followed by a bare sh -c "node -e ''" with the same stdin;`,
     `ratio = median of the per-pair ratios; +ms = median of the per-pair differences; handler = the hook's own ms from hooks.log.`,

@@ -47,7 +47,7 @@ export async function handleHookCall(call: HookCall, runtime: HookRuntime): Prom
   const { event } = call;
   const { log } = runtime;
   const path = runtime.inject.answeredBy;
-  const fallback = runtime.fallback ? { fallback: runtime.fallback } : {};
+  const fallback = runtime.fallback ? { fallback: runtime.fallback, ...runtime.loaded } : {};
   const ignored = (message: string, fields: Record<string, unknown> = {}): HookAnswer => {
     log.warn(message, { event, path, ...fallback, ...fields });
     return { stdout: '', agent: 'unknown', outcome: 'ignored', injected: [] };

@@ -48,6 +48,8 @@ export interface HookRuntime {
    * (`no-server`, `refused`, `lost`: it died mid-query, `timeout`, `bad-reply`, `declined`). In the hook log line.
    */
   fallback?: string;
+  /** In-process only: how the fast path loaded this code (`load_ms`, `code_cache`), for the hook log line. */
+  loaded?: { load_ms: number; code_cache: string };
 }
 
 /** One handler's view of a call. */

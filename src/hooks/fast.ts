@@ -1,13 +1,12 @@
 /**
  * The fast path every hook runs (`hooks/run.cjs` → `dist/hooks/fast.cjs` → {@link runHook}): read stdin, hand it to
  * the warm server over its Unix socket, print the answer. Bundled on its own as one CommonJS file that loads only
- * node:net, node:os, node:path and node:url, so a hook costs little more than starting Node. When the server does not
- * answer in time, the in-process path (`dist/hooks/inprocess.mjs`: store, search, zod) is imported and answers with
- * BM25 alone.
+ * node:net and node:path, so a hook costs little more than starting Node. When the server does not answer in time,
+ * the in-process path (`dist/hooks/inprocess.cjs`: store, search, zod) is loaded with its V8 code cache
+ * (fallback-loader.ts) and answers with BM25 alone.
  * @module
  */
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { engramHome } from '../../scripts/home.mjs';
 import { serverPaths } from '../server/address.js';
 import { askServer, type AskFailure } from '../server/ask.js';
@@ -16,7 +15,7 @@ import type { HookEventName } from './contract.js';
 import type { HookCall } from './dispatch.js';
 import { VERSION } from '../core/version.js';
 import { HOOK_ENTRY_EVENTS } from './entries.js';
-import type { runInProcess } from './inprocess.js';
+import { loadFallback } from './fallback-loader.js';
 
 /** Upper bound on stdin: Claude Code's PostToolUse can carry whole files; beyond this we do not even try. */
 export const MAX_STDIN_BYTES = 16 * 1024 * 1024;
@@ -73,10 +72,14 @@ export function readStdin(
 
 const OFF = new Set(['off', '0', 'false', 'no']);
 
-/** Writes the answer and exits 0 once it is flushed. */
-function answerAndExit(stdout: string): void {
-  if (stdout === '') process.exit(0);
-  process.stdout.write(stdout, () => process.exit(0));
+/** Writes the answer and exits 0 once it is flushed; `after` runs between the two (the fallback's code cache). */
+function answerAndExit(stdout: string, after?: () => void): void {
+  const exit = (): never => {
+    after?.();
+    process.exit(0);
+  };
+  if (stdout === '') exit();
+  process.stdout.write(stdout, exit);
 }
 
 /**
@@ -116,6 +119,7 @@ export async function runHook(entry: string, root: string, runtime: string = roo
   const budget = BUDGET[event];
   setTimeout(() => process.exit(0), budget.deadlineMs).unref();
   let stdout = '';
+  let saveCodeCache: (() => void) | undefined;
   try {
     const argv = process.argv.slice(2);
     const flag = argv.indexOf('--agent');
@@ -138,13 +142,15 @@ export async function runHook(entry: string, root: string, runtime: string = roo
       // `declined`: the server answered but not this call (another Engram version, an invalid request).
       serverFailure = 'failure' in answer ? answer.failure : 'declined';
     }
-    // A computed URL, so the bundler leaves the in-process path out of this file.
-    const inprocess = (await import(pathToFileURL(join(runtime, 'dist', 'hooks', 'inprocess.mjs')).href)) as { runInProcess: typeof runInProcess };
-    stdout = await inprocess.runInProcess(call, {
+    const loadStarted = performance.now();
+    const fallback = loadFallback(runtime, join(engramHome(process.env), 'cache', 'code'));
+    saveCodeCache = fallback.save;
+    stdout = await fallback.module.runInProcess(call, {
       reason: serverOff ? 'server-off' : call.stdinProblem ? 'stdin-problem' : 'no-answer',
       ...(serverFailure ? { serverFailure } : {}),
       installRoot: root,
       runtimeDir: runtime,
+      loaded: { ms: Math.round((performance.now() - loadStarted) * 10) / 10, codeCache: fallback.cache },
     });
   } catch (error) {
     // Nothing may reach the agent but a valid answer. The in-process path logs its own failures; reaching here means
@@ -152,5 +158,5 @@ export async function runHook(entry: string, root: string, runtime: string = roo
     logFailure(event, error);
     stdout = '';
   }
-  answerAndExit(stdout);
+  answerAndExit(stdout, saveCodeCache);
 }
