@@ -9,7 +9,7 @@
 import { join } from 'node:path';
 import { engramHome } from '../../scripts/home.mjs';
 import { serverPaths } from '../server/address.js';
-import { askServer, type AskFailure } from '../server/ask.js';
+import { connectServer, type AskFailure } from '../server/ask.js';
 import type { ServerReply } from '../server/protocol.js';
 import type { HookEventName } from './contract.js';
 import type { HookCall } from './dispatch.js';
@@ -72,14 +72,29 @@ export function readStdin(
 
 const OFF = new Set(['off', '0', 'false', 'no']);
 
-/** Writes the answer and exits 0 once it is flushed; `after` runs between the two (the fallback's code cache). */
+/**
+ * Writes the answer and exits 0 once it is written; `after` runs between the two (the fallback's code cache). The
+ * answer goes straight to fd 1: constructing `process.stdout` (a stream over the agent's pipe) costs a hook process
+ * more than the write. A descriptor that would block (set non-blocking by someone else, full) gets the stream.
+ */
 function answerAndExit(stdout: string, after?: () => void): void {
   const exit = (): never => {
     after?.();
     process.exit(0);
   };
   if (stdout === '') exit();
-  process.stdout.write(stdout, exit);
+  const bytes = Buffer.from(stdout);
+  let written = 0;
+  try {
+    const { writeSync } = process.getBuiltinModule('node:fs');
+    while (written < bytes.length) written += writeSync(1, bytes, written);
+  } catch (error) {
+    // EAGAIN: a non-blocking descriptor that is full; the rest goes through the stream, which waits for it. Anything
+    // else (EPIPE: the agent stopped reading; EBADF: no fd 1) has nowhere to go.
+    if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') exit();
+  }
+  if (written >= bytes.length) exit();
+  process.stdout.write(bytes.subarray(written), exit);
 }
 
 /**
@@ -123,6 +138,9 @@ export async function runHook(entry: string, root: string, runtime: string = roo
   try {
     const argv = process.argv.slice(2);
     const flag = argv.indexOf('--agent');
+    const serverOff = OFF.has((process.env.ENGRAM_SERVER ?? '').trim().toLowerCase());
+    // Connected while stdin is read: the connection is ready when the payload is.
+    const connection = serverOff ? null : connectServer(serverPaths(engramHome(process.env)).socket);
     const stdin = await readStdin(process.stdin);
     const call: HookCall = {
       event,
@@ -134,13 +152,14 @@ export async function runHook(entry: string, root: string, runtime: string = roo
         claude: Boolean(process.env.CLAUDE_PROJECT_DIR),
       },
     };
-    const serverOff = OFF.has((process.env.ENGRAM_SERVER ?? '').trim().toLowerCase());
     let serverFailure: AskFailure | 'declined' | undefined;
-    if (!serverOff && !call.stdinProblem) {
-      const answer = await askServer<ServerReply>(serverPaths(engramHome(process.env)).socket, { v: 1, op: 'hook', version: VERSION, call }, budget.waitMs);
+    if (connection && !call.stdinProblem) {
+      const answer = await connection.ask<ServerReply>({ v: 1, op: 'hook', version: VERSION, call }, budget.waitMs);
       if ('reply' in answer && answer.reply.ok && answer.reply.op === 'hook') return answerAndExit(answer.reply.stdout);
       // `declined`: the server answered but not this call (another Engram version, an invalid request).
       serverFailure = 'failure' in answer ? answer.failure : 'declined';
+    } else {
+      connection?.close();
     }
     const loadStarted = performance.now();
     const fallback = loadFallback(runtime, join(engramHome(process.env), 'cache', 'code'));

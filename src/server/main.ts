@@ -299,7 +299,11 @@ function otherVersion(version: string | undefined): boolean {
   return true;
 }
 
-async function reply(request: unknown): Promise<ServerReply> {
+/**
+ * Answers one request. `after` collects work to run once the answer is written (a hook's recording of what it showed
+ * and its log line): the hook process is not kept waiting for them.
+ */
+async function reply(request: unknown, after: Array<() => void>): Promise<ServerReply> {
   const parsed = ServerRequestSchema.safeParse(request);
   if (!parsed.success) return { ok: false, error: 'invalid request' };
   const message = parsed.data;
@@ -307,7 +311,7 @@ async function reply(request: unknown): Promise<ServerReply> {
     case 'hook': {
       if (otherVersion(message.version)) return { ok: false, error: 'version' };
       const started = performance.now();
-      const answer = await handleHookCall(message.call, runtime);
+      const answer = await handleHookCall(message.call, runtime, { defer: (work) => after.push(work) });
       return { ok: true, op: 'hook', stdout: answer.stdout, outcome: answer.outcome, ms: Math.round((performance.now() - started) * 10) / 10 };
     }
     case 'call':
@@ -376,13 +380,23 @@ function handleRequest(socket: Socket, request: unknown): void {
     lastActivity = Date.now();
     return;
   }
-  void reply(request)
+  const after: Array<() => void> = [];
+  void reply(request, after)
     .catch((error: unknown): ServerReply => {
       log.error('request failed', { error });
       return { ok: false, error: 'internal error' };
     })
     .then((answer) => {
       if (!socket.destroyed) socket.end(`${JSON.stringify(answer)}\n`);
+      // In the same turn as the answer's write (which reaches the socket at once), so no other request is handled
+      // in between: the next hook of the session sees what this one showed.
+      for (const work of after) {
+        try {
+          work();
+        } catch (error) {
+          hookLog.error('recording after the answer failed', { error, path: 'server' });
+        }
+      }
     })
     .finally(() => {
       busy--;

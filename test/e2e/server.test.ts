@@ -55,6 +55,9 @@ describe.skipIf(process.platform !== 'linux')('the warm server', () => {
     );
     expect(warm.map((r) => [r.code, r.stderr])).toEqual(Array(8).fill([0, '']));
     expect(warm.every((r) => r.stdout.includes('EG#1'))).toBe(true);
+    // The server records what a hook showed, and logs it, once the answer is sent.
+    const logged = (): unknown[] => hookLog(home).filter((line) => line.event === 'UserPromptSubmit' && line.msg === 'hook done');
+    await until(() => logged().length === 16, 'the warm hooks’ log lines');
     expect(hookLog(home).filter((line) => String(line.event) === 'UserPromptSubmit' && String((line as { msg: string }).msg) === 'hook done').map((line) => line.path)).toEqual([
       ...Array(8).fill('in-process'),
       ...Array(8).fill('server'),
@@ -99,8 +102,12 @@ describe.skipIf(process.platform !== 'linux')('the warm server', () => {
     await until(() => serverPid(home) !== null && serverPid(home) !== first, 'a new server');
     const second = await waitForServer(home);
     expect(alive(second)).toBe(true);
+    const done = (): number => hookLog(home).filter((line) => line.msg === 'hook done').length;
+    const before = done();
     const next = await hookProcess('user-prompt-submit', prompt('next', 'docker builds need BuildKit?'), { home, server: true });
     expect(next.stdout).toContain('EG#2');
+    // Logged once the answer is sent.
+    await until(() => done() > before, 'the last hook’s log line');
     expect(hookLog(home).at(-1)).toMatchObject({ msg: 'hook done', path: 'server' });
     await stopServer(home);
     expect(processesOf(home)).toEqual([]);
@@ -148,6 +155,7 @@ describe.skipIf(process.platform !== 'linux')('the warm server', () => {
     expect(added.status, added.stderr).toBe(0);
     const result = await hookProcess('user-prompt-submit', prompt('b', 'where do feature flags live, and when are they read?'), { home, server: true });
     expect(result.stdout).toContain('EG#3');
+    await until(() => hookLog(home).some((line) => line.msg === 'hook done' && line.path === 'server'), 'the hook’s log line');
     expect(hookLog(home).at(-1)).toMatchObject({ path: 'server', injected: [3] });
     await stopServer(home);
   }, 60_000);
@@ -245,6 +253,7 @@ describe.skipIf(process.platform !== 'linux')('the warm server', () => {
     );
     expect(end).toMatchObject({ code: 0, stdout: '', stderr: '' });
     // The server answered the hook (no in-process fallback, which would have queued and started the work itself) ...
+    await until(() => hookLog(home).some((line) => line.event === 'SessionEnd'), 'the SessionEnd log line');
     expect(hookLog(home).filter((line) => line.event === 'SessionEnd')).toEqual([expect.objectContaining({ msg: 'hook done', path: 'server' })]);
     // ... and ran the job itself, after answering.
     await until(() => readFileSync(join(home, 'logs', 'server.log'), 'utf8').includes('"job done"'), 'the job to run');
