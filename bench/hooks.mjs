@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 // Hook latency benchmark: whole-process timings of the bundled hooks (dist/, as `npm run build` made it) against a
-// store of 10,000 engrams, the way an agent runs them — `sh -c 'node <root>/hooks/run.cjs <entry> --agent claude'`
-// with the event JSON on stdin. Each hook run is paired with a bare `sh -c "node -e ''"` given the same stdin, run
-// right after it (hook, bare, hook, bare, …); the figure of merit is the median of the per-pair ratios, which cancels
-// most of the machine's background noise. Measured with the warm background server up, then on the fallback path
-// (ENGRAM_SERVER=off), with floors measured the same way — Node reading stdin (an ES module, and CommonJS); stdin
-// plus one ping over the server's socket; stdin plus loading the hook's modules, no socket — which split a hook's
-// extra milliseconds into start-up, module loading, socket and the server's own time (from hooks.log). Also the peak
-// RSS of a hook process on each path. Prints a table, then the same numbers as one JSON line; asserts nothing.
+// store of 10,000 engrams, the way an agent runs them — the command line hooks/hooks.json registers, verbatim, through
+// `sh -c` with CLAUDE_PLUGIN_ROOT in the environment and the event JSON on stdin (a socket, as Claude Code gives it).
+// Each hook run is paired with a bare `sh -c "node -e ''"` given the same stdin, run right after it (hook, bare, hook,
+// bare, …); the figure of merit is the median of the per-pair ratios, which cancels most of the machine's background
+// noise. Measured with the warm background server up, then on the fallback path (ENGRAM_SERVER=off), with floors
+// measured the same way — Node reading stdin (as a stream, and with blocking reads as the hook does); stdin plus one
+// ping through the server's mailbox; stdin plus loading the hook's modules — which split a hook's extra milliseconds
+// into start-up, module loading, the mailbox and the server's own time (from hooks.log). Also the peak RSS of a hook
+// process on each path. Prints a table, then the same numbers as one JSON line; asserts nothing.
 //
 //   node bench/hooks.mjs [--runs 30] [--engrams 10000] [--keep] [--json] [--model ctx-use-256] [--model-dir DIR]
 //                        [--layout in-place|plugin] [--store-cache DIR]
@@ -451,7 +452,14 @@ async function main() {
     if (result.error) throw new Error(`${command}: ${result.error.message}`);
     return { ms, stdout: result.stdout, stderr: result.stderr, status: result.status };
   };
-  const hookCommand = (event) => `node ${shellQuote(join(install, 'hooks', 'run.cjs'))} ${ENTRIES[event]} --agent claude`;
+  // The command line hooks/hooks.json registers, verbatim: Claude Code hands it to `/bin/sh -c` with
+  // CLAUDE_PLUGIN_ROOT in the environment (the shell expands it), the event JSON on a socket as stdin.
+  const registered = JSON.parse(readFileSync(join(root, 'hooks', 'hooks.json'), 'utf8')).hooks;
+  const hookCommand = (event) => {
+    const command = registered[event]?.[0]?.hooks?.[0]?.command;
+    if (typeof command !== 'string' || !command.includes(`run.cjs" ${ENTRIES[event]} `)) throw new Error(`hooks/hooks.json has no ${event} command for ${ENTRIES[event]}`);
+    return command;
+  };
   const BARE = "node -e ''";
 
   const payloads = {
@@ -556,11 +564,8 @@ async function main() {
   const cases = [];
   const sample = JSON.stringify(payloads.PreToolUse(0));
   floors.push(
-    await series({ name: 'floor: node reads stdin', command: `node ${shellQuote(join(benchDir, 'hooks-stdin.mjs'))}`, env: hookEnv, payload: () => payloads.PreToolUse(0) }),
-  );
-  floors.push(
     await series({
-      name: 'floor: node reads stdin (CommonJS)',
+      name: 'floor: node reads stdin (CommonJS stream)',
       command: `node ${shellQuote(join(benchDir, 'hooks-stdin.cjs'))}`,
       env: hookEnv,
       payload: () => payloads.PreToolUse(0),
@@ -568,8 +573,16 @@ async function main() {
   );
   floors.push(
     await series({
-      name: 'floor: stdin + socket ping',
-      command: `node ${shellQuote(join(benchDir, 'hooks-ping.mjs'))} ${shellQuote(state.socket)}`,
+      name: 'floor: node reads stdin (blocking reads)',
+      command: `node ${shellQuote(join(benchDir, 'hooks-stdin-sync.cjs'))}`,
+      env: hookEnv,
+      payload: () => payloads.PreToolUse(0),
+    }),
+  );
+  floors.push(
+    await series({
+      name: 'floor: stdin + mailbox ping',
+      command: `node ${shellQuote(join(benchDir, 'hooks-mailbox-ping.cjs'))} ${shellQuote(join(home, 'run'))}`,
       env: hookEnv,
       payload: () => payloads.PreToolUse(0),
     }),
@@ -597,18 +610,17 @@ async function main() {
   }
   for (const event of Object.keys(TARGETS)) rss[`${event} (fallback)`] = peakRss(hookArgs(event), () => JSON.stringify(payloads[event](0)), fallbackEnv);
   rss['floor: node -e \'\''] = peakRss(['-e', ''], sample, hookEnv);
-  rss['floor: node reads stdin'] = peakRss([join(benchDir, 'hooks-stdin.mjs')], sample, hookEnv);
+  rss['floor: node reads stdin'] = peakRss([join(benchDir, 'hooks-stdin-sync.cjs')], sample, hookEnv);
   const strayServer = await ask({ v: 1, op: 'ping' }, 500);
 
   // Where the extra milliseconds of a server-path hook go, from the floors measured in the same run (medians of
   // different series, so the parts need not add up exactly; "rest" is what is left: the hook's own code around the
   // socket call, writing the answer, exiting).
   const floorExtra = (name) => floors.find((floor) => floor.name === name)?.extra_ms_median ?? null;
-  // The hook launcher (hooks/run.cjs) is CommonJS, so its stdin floor is the CommonJS one; the ping script is an ES
-  // module, so the socket round trip is measured against the ES module floor.
-  const stdinMs = floorExtra('floor: node reads stdin (CommonJS)');
-  const esmStdinMs = floorExtra('floor: node reads stdin');
-  const pingMs = floorExtra('floor: stdin + socket ping');
+  // The hook reads stdin with blocking reads (src/hooks/fast.ts), so that is its stdin floor; the mailbox ping and
+  // the module floors read it the same way.
+  const stdinMs = floorExtra('floor: node reads stdin (blocking reads)');
+  const pingMs = floorExtra('floor: stdin + mailbox ping');
   const modulesMs = floorExtra('floor: stdin + hook modules');
   const breakdown = cases
     .filter((c) => c.path === 'server')
@@ -616,7 +628,7 @@ async function main() {
       const parts = {
         node_reads_stdin: stdinMs,
         hook_modules: modulesMs === null ? null : round(modulesMs - stdinMs),
-        socket_round_trip: round(pingMs - esmStdinMs),
+        mailbox_round_trip: round(pingMs - stdinMs),
         server_handler: c.handler_ms.p50,
       };
       const known = Object.values(parts).reduce((sum, value) => sum + (value ?? 0), 0);
@@ -715,8 +727,8 @@ function render(result) {
     lines.push('Where the extra ms of a server-path hook go (medians, approximate: floors and handler are separate series)', '');
     lines.push(
       table([
-        ['case', '+ms total', 'node reads stdin', 'hook modules', 'socket round trip', 'server handler', 'rest'],
-        ...result.breakdown.map((b) => [b.name, ms(b.extra_ms), ms(b.node_reads_stdin), ms(b.hook_modules), ms(b.socket_round_trip), ms(b.server_handler), ms(b.rest)]),
+        ['case', '+ms total', 'node reads stdin', 'hook modules', 'mailbox round trip', 'server handler', 'rest'],
+        ...result.breakdown.map((b) => [b.name, ms(b.extra_ms), ms(b.node_reads_stdin), ms(b.hook_modules), ms(b.mailbox_round_trip), ms(b.server_handler), ms(b.rest)]),
       ]),
       '',
     );
