@@ -481,8 +481,9 @@ async function main() {
       const stdin = JSON.stringify(payload(i));
       hooksLog();
       const hook = run(command, stdin, env);
-      const logged = hooksLog().filter((line) => line.msg === 'hook done' || line.msg === 'hook failed');
       const bare = run(BARE, stdin, env);
+      // Read after the bare run: the server writes a hook's log line just after sending its answer.
+      const logged = hooksLog().filter((line) => line.msg === 'hook done' || line.msg === 'hook failed');
       let injected = false;
       let badOutput = false;
       if (hook.stdout.trim() !== '') {
