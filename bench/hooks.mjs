@@ -11,12 +11,14 @@
 // process on each path. Prints a table, then the same numbers as one JSON line; asserts nothing.
 //
 //   node bench/hooks.mjs [--runs 30] [--engrams 10000] [--keep] [--json] [--model ctx-use-256] [--model-dir DIR]
-//                        [--layout in-place|plugin] [--store-cache DIR]
+//                        [--layout in-place|plugin] [--store-cache DIR] [--repeat-payload]
 //
 // --layout plugin measures a plugin install as the agents make it: the launcher in an install folder that holds no
 // dist/ or node_modules/, its runtime in a runtime folder found through the pointer in the plugin data folder
 // (CLAUDE_PLUGIN_DATA; see hooks/run.cjs findRuntime); in-place (the default) is a source checkout that ran
 // ./install.sh.
+// --repeat-payload replays one call per event instead of a new session and target each run (after the first, nothing
+// is injected: the session was shown its engrams) — to compare with measurements that replay one payload.
 // --store-cache DIR keeps the imported and embedded store in DIR (keyed by the corpus, its size and the model) and
 // copies it into the next run's home instead of importing again (the import takes minutes on 2 cores).
 // --json prints only the JSON line. --keep keeps the temporary folder (store, logs, project) for inspection; the
@@ -75,6 +77,7 @@ const STORE_CACHE = option('--store-cache', null);
 const JSON_ONLY = has('--json');
 const MODEL = option('--model', 'ctx-use-256');
 const LAYOUT = option('--layout', 'in-place');
+const REPEAT_PAYLOAD = has('--repeat-payload');
 if (!['in-place', 'plugin'].includes(LAYOUT)) fail('--layout wants in-place or plugin');
 const MODEL_DIR = resolve(option('--model-dir', process.env.ENGRAM_MODEL_DIR ?? join(root, '..', 'shared', 'models')));
 /** Unmeasured pairs before each series: file cache, env cache, the server's first query of a kind. */
@@ -462,11 +465,18 @@ async function main() {
   };
   const BARE = "node -e ''";
 
-  const payloads = {
+  const varied = {
     PreToolUse: (n) => input.preToolUse(cwd, user, n),
     UserPromptSubmit: ((next) => () => input.userPromptSubmit(cwd, user, next()))(input.promptSource(root)),
     SessionStart: () => input.sessionStart(cwd, user),
   };
+  // --repeat-payload: one call of each event, repeated (what a measurement that replays one payload sees: after the
+  // first run the session has been shown its engrams, so the hook answers with nothing).
+  const repeated = Object.fromEntries(Object.entries(varied).map(([event, make]) => {
+    const once = make(0);
+    return [event, () => once];
+  }));
+  const payloads = REPEAT_PAYLOAD ? repeated : varied;
 
   /** `runs` pairs: the command, then the bare baseline with the same stdin. */
   async function series({ name, event = null, path = null, command, env, payload, target = null }) {
@@ -653,6 +663,7 @@ async function main() {
     },
     setup: {
       layout: LAYOUT,
+      payloads: REPEAT_PAYLOAD ? 'one call per event, repeated' : 'a new session and target every run',
       model: MODEL,
       import: { ms: Math.round(importMs), created: imported.created, duplicates: imported.duplicates, vectors: imported.vectors ?? null, from_cache: Boolean(imported.cached) },
       vectors,
@@ -715,7 +726,7 @@ function render(result) {
   const lines = [
     `Engram hook latency — ${result.engrams.toLocaleString('en')} engrams, ${result.runs} paired runs per case (${result.warmup_pairs} warm-up pairs unmeasured)`,
     `node ${machine.node} ${machine.platform}, ${machine.cpus} CPUs (${machine.cpu_model}), load ${machine.loadavg_start.join(' ')} → ${machine.loadavg_end.join(' ')}`,
-    `layout: ${setup.layout === 'plugin' ? 'plugin (launcher in the install folder, dist/ and node_modules/ in a runtime folder)' : 'in place (a source checkout built by ./install.sh)'}`,
+    `layout: ${setup.layout === 'plugin' ? 'plugin (launcher in the install folder, dist/ and node_modules/ in a runtime folder)' : 'in place (a source checkout built by ./install.sh)'}; payloads: ${setup.payloads}`,
     `store: ${setup.import.created} engrams ${setup.import.from_cache ? 'copied from --store-cache' : 'imported'} in ${(setup.import.ms / 1000).toFixed(1)} s, ${setup.vectors.vectors} vectors (${setup.model}), ${setup.vectors.pending} missing; ` +
       `server ${setup.server.mode} (${setup.server.model}), warm in ${setup.server.warm_ms} ms`,
     `Each process runs as sh -c '…' with the event JSON on stdin, followed by a bare sh -c "node -e ''" with the same stdin;`,
