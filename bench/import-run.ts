@@ -55,14 +55,16 @@ async function floor(dir: string, lines: string[], embedder: Embedder | null): P
 }
 
 /** engram's import: store then embed, as the CLI does. */
-async function engram(dir: string, lines: string[], embedder: Embedder | null): Promise<{ ms: number; storeMs: number }> {
+async function engram(dir: string, lines: string[], embedder: Embedder | null): Promise<{ ms: number; storeMs: number; cpuMs: number }> {
   const store = openStore({ path: join(dir, `engram-${Math.random()}.db`) });
   try {
     const started = performance.now();
+    const cpu = process.cpuUsage();
     importEngrams(store, lines);
     const stored = performance.now();
     if (embedder) await embedPending(store, embedder);
-    return { ms: performance.now() - started, storeMs: stored - started };
+    const used = process.cpuUsage(cpu);
+    return { ms: performance.now() - started, storeMs: stored - started, cpuMs: (used.user + used.system) / 1000 };
   } finally {
     store.close();
   }
@@ -77,6 +79,7 @@ async function measure(label: string, spec: EmbedderSpec | null, count: number):
     const stores: number[] = [];
     const base: number[] = [];
     const ratios: number[] = [];
+    const cpus: number[] = [];
     for (let r = 0; r < ROUNDS; r++) {
       const lines = lessonLines(count, `r${r}-`);
       const b = await floor(dir, lines, embedder);
@@ -84,6 +87,7 @@ async function measure(label: string, spec: EmbedderSpec | null, count: number):
       base.push(b);
       subject.push(s.ms);
       stores.push(s.storeMs);
+      cpus.push(s.cpuMs);
       ratios.push(s.ms / b);
     }
     emit({
@@ -92,6 +96,8 @@ async function measure(label: string, spec: EmbedderSpec | null, count: number):
       engrams: count,
       rounds: ROUNDS,
       engrams_per_s: Math.round(count / (median(subject) / 1000)),
+      // Per second of this process's CPU time (all threads): far steadier than wall time on a machine others load.
+      engrams_per_cpu_s: Math.round(count / (median(cpus) / 1000)),
       store_only_per_s: Math.round(count / (median(stores) / 1000)),
       floor_per_s: Math.round(count / (median(base) / 1000)),
       ratio_to_floor: round(median(ratios)),

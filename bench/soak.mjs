@@ -419,11 +419,14 @@ async function main() {
     if (info) results.rss.push({ t_s: round(elapsed()), pid: info.pid, rss_kb: readRss(info.pid) });
   }, 15_000);
 
-  // Kills at random moments in the first third of the run, at least 10 s apart.
+  // Kills at random moments in the first third of the run, at least 10 s apart — or, when the run is too short for
+  // that (a 2-minute run has 34 s for 5 kills), as far apart as fits: a fixed 10 s made a short run draw forever.
   const killTimes = [];
+  const window = RUN_MS * 0.28;
+  const gap = Math.min(10_000, window / (KILLS * 1.5));
   while (killTimes.length < KILLS) {
-    const at = RUN_MS * (0.05 + random() * 0.28);
-    if (killTimes.every((other) => Math.abs(other - at) >= 10_000)) killTimes.push(at);
+    const at = RUN_MS * 0.05 + random() * window;
+    if (killTimes.every((other) => Math.abs(other - at) >= gap)) killTimes.push(at);
   }
   killTimes.sort((a, b) => a - b);
   const killer = (async () => {

@@ -3,7 +3,9 @@
 // load files relative to themselves; see ../shared/reference/dependencies.md §7), everything else is inlined so a
 // hook process parses one file.
 //
-//   node scripts/build.mjs
+//   node scripts/build.mjs [--no-minify]
+//
+// --no-minify keeps names and layout readable, for `node --cpu-prof` profiles (a minified profile names nothing).
 import { build } from 'esbuild';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -13,14 +15,13 @@ import { BASE_OPTIONS } from './bundle.mjs';
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const started = performance.now();
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+const minify = !process.argv.includes('--no-minify');
 
 const entryPoints = {
   cli: join(root, 'src/cli/main.ts'),
   server: join(root, 'src/server/main.ts'),
   // The worker thread in which the server rebuilds its BM25 base, off the event loop that answers hooks.
   'bm25-worker': join(root, 'src/server/bm25-worker.ts'),
-  // What a hook loads when the server does not answer: the store, BM25 search, the handlers.
-  'hooks/inprocess': join(root, 'src/hooks/inprocess.ts'),
   // What `engram mcp` loads when the background server cannot answer: the store, BM25 search, the operations.
   'mcp-inprocess': join(root, 'src/mcp/inprocess.ts'),
 };
@@ -39,7 +40,7 @@ await build({
   define: { __ENGRAM_VERSION__: JSON.stringify(pkg.version) },
   legalComments: 'none',
   // Hooks run on every agent event: a smaller file parses faster. Names are kept so stack traces stay readable.
-  minify: true,
+  minify,
   keepNames: true,
   // package.json declares "sideEffects": false, so modules a bundle does not use (and their schemas) are dropped.
   metafile: true,
@@ -56,9 +57,29 @@ await build({
   platform: 'node',
   format: 'cjs',
   target: 'node20',
-  minify: true,
+  minify,
   keepNames: true,
   legalComments: 'none',
+  logLevel: 'warning',
+});
+// What a hook loads when the server does not answer (the store, BM25 search, the handlers): one CommonJS file, no
+// chunks, because the fast path compiles it through node:vm with a V8 code cache (src/hooks/fallback-loader.ts) —
+// Node 20 has no compile cache for modules, and compiling the ES module graph was a third of a fallback hook.
+await build({
+  entryPoints: { 'hooks/inprocess': join(root, 'src/hooks/inprocess.ts') },
+  outdir: join(root, 'dist'),
+  outExtension: { '.js': '.cjs' },
+  ...BASE_OPTIONS,
+  format: 'cjs',
+  // CommonJS has no import.meta: the modules that resolve packages beside themselves (createRequire) get the file's URL.
+  define: { __ENGRAM_VERSION__: JSON.stringify(pkg.version), 'import.meta.url': '__engramFileUrl' },
+  // 'use strict' first: the banner comes before esbuild's own directive, and the sources are strict ES modules.
+  banner: { js: "'use strict';var __engramFileUrl = require('node:url').pathToFileURL(__filename).href;" },
+  legalComments: 'none',
+  minify,
+  // No keepNames here: its per-function name calls were a sixth of evaluating this bundle, and the hook log records
+  // errors by name, code and message, never by stack.
+  keepNames: false,
   logLevel: 'warning',
 });
 // The viewer page (`engram ui`): browser code in one file, with its HTML and CSS beside it. Nothing is fetched from
@@ -70,10 +91,10 @@ await build({
   platform: 'browser',
   format: 'esm',
   target: 'es2022',
-  minify: true,
+  minify,
   legalComments: 'none',
   logLevel: 'warning',
 });
 for (const file of ['index.html', 'app.css']) copyFileSync(join(root, 'src/ui/client', file), join(root, 'dist', 'ui', file));
 writeFileSync(join(root, 'dist', 'build.json'), `${JSON.stringify({ version: pkg.version, built_at: new Date().toISOString() })}\n`);
-process.stdout.write(`built dist/ (${Object.keys(entryPoints).length + 2} bundles) in ${Math.round(performance.now() - started)} ms\n`);
+process.stdout.write(`built dist/ (${Object.keys(entryPoints).length + 3} bundles) in ${Math.round(performance.now() - started)} ms\n`);

@@ -42,12 +42,22 @@ export function detectAgent(call: Pick<HookCall, 'agentFlag' | 'envHints'>, inpu
  * Runs one hook call under the rule that hooks never hurt the agent: unusable stdin, wrong types, a missing or
  * locked store, a bug — each is logged as one line, nothing harmful is printed, and the caller exits 0.
  */
-export async function handleHookCall(call: HookCall, runtime: HookRuntime): Promise<HookAnswer> {
+export async function handleHookCall(
+  call: HookCall,
+  runtime: HookRuntime,
+  options: {
+    /**
+     * The warm server's: runs work once the answer is sent — recording what was shown, the log line — so the hook
+     * is not kept waiting for writes. Without it everything runs before this returns.
+     */
+    defer?: (work: () => void) => void;
+  } = {},
+): Promise<HookAnswer> {
   const started = performance.now();
   const { event } = call;
   const { log } = runtime;
   const path = runtime.inject.answeredBy;
-  const fallback = runtime.fallback ? { fallback: runtime.fallback } : {};
+  const fallback = runtime.fallback ? { fallback: runtime.fallback, ...runtime.loaded } : {};
   const ignored = (message: string, fields: Record<string, unknown> = {}): HookAnswer => {
     log.warn(message, { event, path, ...fallback, ...fields });
     return { stdout: '', agent: 'unknown', outcome: 'ignored', injected: [] };
@@ -75,6 +85,7 @@ export async function handleHookCall(call: HookCall, runtime: HookRuntime): Prom
       input,
       agent,
       runtime,
+      defer: options.defer,
       session: {
         sessionId: input.session_id,
         agent,
@@ -85,7 +96,10 @@ export async function handleHookCall(call: HookCall, runtime: HookRuntime): Prom
     });
     const stdout = hookOutput(event, result?.text ?? null);
     const ms = Math.round((performance.now() - started) * 10) / 10;
-    log.info('hook done', { event, agent, path, ...fallback, ms, injected: result?.ids ?? [], ...(result?.dropped.length ? { dropped: result.dropped } : {}) });
+    const done = (): void =>
+      log.info('hook done', { event, agent, path, ...fallback, ms, injected: result?.ids ?? [], ...(result?.dropped.length ? { dropped: result.dropped } : {}) });
+    if (options.defer) options.defer(done);
+    else done();
     return { stdout, agent, outcome: stdout ? 'answered' : 'silent', injected: result?.ids ?? [] };
   } catch (error) {
     log.error('hook failed', { event, agent, path, ...fallback, error, ms: Math.round(performance.now() - started) });

@@ -48,6 +48,8 @@ export interface HookRuntime {
    * (`no-server`, `refused`, `lost`: it died mid-query, `timeout`, `bad-reply`, `declined`). In the hook log line.
    */
   fallback?: string;
+  /** In-process only: how the fast path loaded this code (`load_ms`, `code_cache`), for the hook log line. */
+  loaded?: { load_ms: number; code_cache: string };
 }
 
 /** One handler's view of a call. */
@@ -56,6 +58,8 @@ export interface HandlerCall<I> {
   agent: Agent;
   runtime: HookRuntime;
   session: SessionContext;
+  /** Work to run once the answer is sent (the warm server); absent: run it before answering. */
+  defer?: ((work: () => void) => void) | undefined;
 }
 
 /** What a handler decided: context to inject (or null) and what it showed. */
@@ -68,10 +72,11 @@ interface Handler<S extends z.ZodType<HookCommon>> {
 
 const define = <S extends z.ZodType<HookCommon>>(schema: S, run: Handler<S>['run']): Handler<S> => ({ schema, run });
 
-const injectDeps = (runtime: HookRuntime): InjectDeps => {
+const injectDeps = (runtime: HookRuntime, defer: HandlerCall<unknown>['defer']): InjectDeps => {
   const hooks = runtime.settings.config.hooks;
   return {
     ...runtime.inject,
+    ...(defer ? { defer } : {}),
     store: runtime.store,
     now: runtime.now,
     limits: {
@@ -102,20 +107,20 @@ function toolEvent(
 
 /** Every event Engram handles: validate, do the job, say what to inject. */
 export const HANDLERS: { [E in HookEventName]: Handler<z.ZodType<HookCommon>> } = {
-  SessionStart: define(SessionStartInputSchema, async ({ input, agent, runtime, session }) => {
+  SessionStart: define(SessionStartInputSchema, async ({ input, agent, runtime, session, defer }) => {
     const source = input.source ?? null;
     recordSessionStart(runtime.store(), session, source, { now: runtime.now });
-    return injectAtSessionStart(injectDeps(runtime), session, runtime.environment(input.cwd, agent), source);
+    return injectAtSessionStart(injectDeps(runtime, defer), session, runtime.environment(input.cwd, agent), source);
   }),
 
-  UserPromptSubmit: define(UserPromptSubmitInputSchema, async ({ input, agent, runtime, session }) => {
+  UserPromptSubmit: define(UserPromptSubmitInputSchema, async ({ input, agent, runtime, session, defer }) => {
     recordPrompt(
       runtime.store(),
       session,
       { text: input.prompt, key: input.prompt_id ?? input.turn_id ?? null },
       { now: runtime.now, capture: runtime.settings.config.capture.prompts },
     );
-    return injectForQuery(injectDeps(runtime), session, runtime.environment(input.cwd, agent), {
+    return injectForQuery(injectDeps(runtime, defer), session, runtime.environment(input.cwd, agent), {
       event: 'UserPromptSubmit',
       query: promptQuery(input.prompt),
       max: INJECT.promptMax,
@@ -124,8 +129,8 @@ export const HANDLERS: { [E in HookEventName]: Handler<z.ZodType<HookCommon>> } 
     });
   }),
 
-  PreToolUse: define(PreToolUseInputSchema, ({ input, agent, runtime, session }) =>
-    injectForQuery(injectDeps(runtime), session, runtime.environment(input.cwd, agent), {
+  PreToolUse: define(PreToolUseInputSchema, ({ input, agent, runtime, session, defer }) =>
+    injectForQuery(injectDeps(runtime, defer), session, runtime.environment(input.cwd, agent), {
       event: 'PreToolUse',
       mode: INJECT.toolMode,
       dropGenericWords: true,
@@ -141,11 +146,11 @@ export const HANDLERS: { [E in HookEventName]: Handler<z.ZodType<HookCommon>> } 
     return null;
   }),
 
-  PostToolUseFailure: define(PostToolUseFailureInputSchema, ({ input, agent, runtime, session }) => {
+  PostToolUseFailure: define(PostToolUseFailureInputSchema, ({ input, agent, runtime, session, defer }) => {
     const error = input.error ?? '';
     recordToolEvent(runtime.store(), session, toolEvent(input, runtime, error), { now: runtime.now });
     if (input.is_interrupt) return null;
-    return injectForQuery(injectDeps(runtime), session, runtime.environment(input.cwd, agent), {
+    return injectForQuery(injectDeps(runtime, defer), session, runtime.environment(input.cwd, agent), {
       event: 'PostToolUseFailure',
       dropGenericWords: true,
       query: failureQuery(input.tool_name, input.tool_input, error, input.cwd),

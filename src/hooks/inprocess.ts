@@ -36,6 +36,8 @@ export async function runInProcess(
     /** The folder holding the bundles and dependencies (the install folder itself when built in place). */
     runtimeDir?: string;
     env?: Record<string, string | undefined>;
+    /** How long loading this bundle took the fast path, and whether V8 had its code cache (fallback-loader.ts). */
+    loaded?: { ms: number; codeCache: string };
   },
 ): Promise<string> {
   const env = readEnv(options.env ?? process.env);
@@ -89,6 +91,7 @@ export async function runInProcess(
     environment: (cwd, agent) => hookEnvironment(settings, cwd, agent),
     wake: runJobs,
     fallback: options.reason === 'no-answer' ? (options.serverFailure ?? 'no-answer') : options.reason,
+    ...(options.loaded ? { loaded: { load_ms: options.loaded.ms, code_cache: options.loaded.codeCache } } : {}),
   };
   let answered = false;
   try {

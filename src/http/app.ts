@@ -51,8 +51,10 @@ export function createHttpApp(options: HttpAppOptions): Hono {
   app.onError(onError(options.log));
   app.notFound(notFound);
   app.use('*', async (c, next) => {
-    await next();
+    // Set before the route answers, so it is part of the response as built: setting a header on a finished response
+    // makes @hono/node-server rebuild it as a web-standard Response (a third of this surface's time per request).
     c.header('x-engram', VERSION);
+    await next();
   });
   app.use('*', requestLog(options.log));
   if (options.token) app.use('*', guardToken(options.token));

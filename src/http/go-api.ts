@@ -5,6 +5,7 @@
  * @module
  */
 import { Hono } from 'hono';
+import * as z from 'zod';
 import {
   goPrompt,
   goSessionSummary,
@@ -42,6 +43,12 @@ export const GO_PATHS = [
   '/sync/status',
 ] as const;
 
+// Query parameters of each route, with the Go engram's defaults (built once: see request.ts `query`).
+const RecentSessionsQuery = z.object({ project: QueryText, limit: QueryInt(5) });
+const RecentPromptsQuery = z.object({ project: QueryText, limit: QueryInt(20) });
+const PromptSearchQuery = z.object({ q: QueryText, project: QueryText, limit: QueryInt(10) });
+const ContextQuery = z.object({ project: QueryText, scope: QueryText, limit: QueryInt(0), compact: QueryBool(false) });
+
 /** The Go engram's routes over the operations catalog. */
 export function goApi(run: RunOperation): Hono {
   const app = new Hono();
@@ -68,7 +75,7 @@ export function goApi(run: RunOperation): Hono {
   });
 
   app.get('/sessions/recent', async (c) => {
-    const q = query(c, { project: QueryText, limit: QueryInt(5) });
+    const q = query(c, RecentSessionsQuery);
     const sessions = (await run('session.recent', { ...given(q, ['project']), limit: q.limit })) as SessionWithCount[];
     return c.json(sessions.map(goSessionSummary));
   });
@@ -83,18 +90,18 @@ export function goApi(run: RunOperation): Hono {
   });
 
   app.get('/prompts/recent', async (c) => {
-    const q = query(c, { project: QueryText, limit: QueryInt(20) });
+    const q = query(c, RecentPromptsQuery);
     return c.json(((await run('prompt.recent', { ...given(q, ['project']), limit: q.limit })) as UserPrompt[]).map(goPrompt));
   });
 
   app.get('/prompts/search', async (c) => {
-    const q = query(c, { q: QueryText, project: QueryText, limit: QueryInt(10) });
+    const q = query(c, PromptSearchQuery);
     if (q.q === undefined) throw new HttpError(400, 'INVALID_INPUT', 'q parameter is required');
     return c.json(((await run('prompt.search', { q: q.q, ...given(q, ['project']), limit: q.limit })) as UserPrompt[]).map(goPrompt));
   });
 
   app.get('/context', async (c) => {
-    const q = query(c, { project: QueryText, scope: QueryText, limit: QueryInt(0), compact: QueryBool(false) });
+    const q = query(c, ContextQuery);
     const result = (await run('obs.context', { ...given(q, ['project', 'scope']), ...(q.limit > 0 ? { limit: q.limit } : {}), compact: q.compact })) as { context: string };
     return c.json({ context: result.context });
   });

@@ -4,6 +4,7 @@
  * @module
  */
 import { Hono } from 'hono';
+import * as z from 'zod';
 import {
   goObservation,
   goSearchResults,
@@ -32,6 +33,12 @@ const AddObservation = GoBody({
 const UpdateObservation = GoBody({ type: PtrStr, title: PtrStr, content: PtrStr, project: PtrStr, scope: PtrStr, topic_key: PtrStr });
 
 const Passive = GoBody({ session_id: Str, content: Str, project: Str, source: Str });
+
+// Query parameters of each route, with the Go engram's defaults (built once: see request.ts `query`).
+const RecentObservationsQuery = z.object({ project: QueryText, scope: QueryText, limit: QueryInt(20) });
+const DeleteQuery = z.object({ hard: QueryBool(false) });
+const SearchQuery = z.object({ q: QueryText, type: QueryText, project: QueryText, scope: QueryText, limit: QueryInt(10) });
+const TimelineQuery = z.object({ before: QueryInt(5), after: QueryInt(5) });
 
 /** The fields of `keys` that were given and are not empty (Go's `omitempty` on the way in); other keys are dropped. */
 export function given(fields: Record<string, unknown>, keys: readonly string[] = Object.keys(fields)): Record<string, string> {
@@ -74,7 +81,7 @@ export function observationRoutes(run: RunOperation): Hono {
   });
 
   app.get('/observations/recent', async (c) => {
-    const q = query(c, { project: QueryText, scope: QueryText, limit: QueryInt(20) });
+    const q = query(c, RecentObservationsQuery);
     const rows = (await run('obs.recent', { ...given({ project: q.project, scope: q.scope }), limit: q.limit })) as ObservationView[];
     return c.json(rows.map(goObservation));
   });
@@ -98,7 +105,7 @@ export function observationRoutes(run: RunOperation): Hono {
 
   app.delete('/observations/:id', async (c) => {
     const id = observationId(c.req.param('id'));
-    const hard = query(c, { hard: QueryBool(false) }).hard;
+    const hard = query(c, DeleteQuery).hard;
     // The Go engram answers 200 for an id it does not hold (its delete touches no row and reports no error).
     if (id !== 0) await run('obs.delete', { id, hard_delete: hard }).catch((error: { code?: string }) => {
       if (error.code !== 'NOT_FOUND') throw error;
@@ -107,7 +114,7 @@ export function observationRoutes(run: RunOperation): Hono {
   });
 
   app.get('/search', async (c) => {
-    const q = query(c, { q: QueryText, type: QueryText, project: QueryText, scope: QueryText, limit: QueryInt(10) });
+    const q = query(c, SearchQuery);
     if (q.q === undefined) throw new HttpError(400, 'INVALID_INPUT', 'q parameter is required');
     const found = (await run('obs.search', { query: q.q, ...given({ type: q.type, project: q.project, scope: q.scope }), limit: q.limit })) as ObservationSearch;
     return c.json(goSearchResults(found.results));
@@ -117,7 +124,7 @@ export function observationRoutes(run: RunOperation): Hono {
     const raw = c.req.query('observation_id');
     if (raw === undefined || raw === '') throw new HttpError(400, 'INVALID_INPUT', 'observation_id parameter is required');
     const id = parseId(raw, 'invalid observation_id');
-    const q = query(c, { before: QueryInt(5), after: QueryInt(5) });
+    const q = query(c, TimelineQuery);
     if (id === 0) throw new HttpError(404, 'NOT_FOUND', `observation #${raw} not found`);
     const result = (await orNotFound(run('obs.timeline', { observation_id: id, before: q.before, after: q.after }), `observation #${id} not found`)) as TimelineResult;
     return c.json(goTimeline(result));

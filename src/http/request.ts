@@ -32,9 +32,12 @@ export const QueryText = z
   .optional()
   .transform((value) => (value === undefined || value === '' ? undefined : value));
 
-/** Parses the query with a schema of string parameters (unknown parameters are ignored, as in Go). */
-export function query<T extends z.ZodRawShape>(c: Context, shape: T): z.infer<z.ZodObject<T>> {
-  return z.object(shape).parse(c.req.query()) as z.infer<z.ZodObject<T>>;
+/**
+ * Parses the query with a schema of string parameters (unknown parameters are ignored, as in Go). Routes build their
+ * schema once, at load: building a zod object per request (and compiling its parser) cost more than the parse.
+ */
+export function query<T extends z.ZodObject>(c: Context, schema: T): z.infer<T> {
+  return schema.parse(c.req.query());
 }
 
 const INT64_MAX = 9_223_372_036_854_775_807n;

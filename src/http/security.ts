@@ -27,12 +27,27 @@ export function allowedHosts(binding: Binding): Set<string> {
   return hosts;
 }
 
+/** {@link allowedHosts}, computed again only when the binding changes (it is filled in once the server listens). */
+function hostsOf(binding: Binding): () => Set<string> {
+  let key = '';
+  let hosts = new Set<string>();
+  return () => {
+    const now = `${binding.host}|${binding.port}`;
+    if (now !== key) {
+      key = now;
+      hosts = allowedHosts(binding);
+    }
+    return hosts;
+  };
+}
+
 /** Refuses a request whose Host header does not name this listener (loopback listeners only; remote ones use a token). */
 export function guardHost(binding: Binding): MiddlewareHandler {
+  const hosts = hostsOf(binding);
   return async (c, next) => {
     if (!binding.remote) {
       const host = (c.req.header('host') ?? '').trim().toLowerCase();
-      if (!allowedHosts(binding).has(host)) {
+      if (!hosts().has(host)) {
         throw new HttpError(403, 'FORBIDDEN_HOST', `Host ${JSON.stringify(host)} is not this server (${binding.host}:${binding.port}); requests through another name are refused`);
       }
     }
@@ -47,6 +62,7 @@ const SAFE = new Set(['GET', 'HEAD']);
  * marks as cross-site (`Sec-Fetch-Site`) even without an Origin. Programs (curl, the Go engram's clients) send neither.
  */
 export function guardOrigin(binding: Binding): MiddlewareHandler {
+  const hosts = hostsOf(binding);
   return async (c, next) => {
     const origin = c.req.header('origin');
     if (origin !== undefined) {
@@ -57,7 +73,7 @@ export function guardOrigin(binding: Binding): MiddlewareHandler {
       } catch {
         host = null;
       }
-      if (host === null || (!allowedHosts(binding).has(host) && !binding.remote)) {
+      if (host === null || (!hosts().has(host) && !binding.remote)) {
         throw new HttpError(403, 'CROSS_ORIGIN', `requests from ${origin} are refused: this API serves programs on this machine, not web pages`);
       }
     }

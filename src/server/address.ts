@@ -14,6 +14,11 @@ export interface ServerPaths {
   info: string;
   /** Touched when a hook starts a server, so eight hooks at once start one, not eight. */
   spawnStamp: string;
+  /**
+   * The hooks' mailbox (server/mailbox.ts): a named pipe the server reads call ids from, and the folder the calls and
+   * their answers are written to. Hooks use it instead of the socket: it needs no node:net in the hook process.
+   */
+  mailbox: { fifo: string; dir: string };
 }
 
 /** FNV-1a (64-bit) in hex: names a long home's socket without loading node:crypto into every hook process. */
@@ -31,5 +36,12 @@ export function serverPaths(home: string): ServerPaths {
     // node:os only here: it is not loaded at Node's start-up (~0.4 ms), and a home's socket rarely moves.
     socket = join(process.getBuiltinModule('node:os').tmpdir(), `engram-${process.getuid?.() ?? 0}-${fnv1a(home)}.sock`);
   }
-  return { run, socket, lock: join(run, 'server.lock'), info: join(run, 'server.json'), spawnStamp: join(run, 'spawn.stamp') };
+  return {
+    run,
+    socket,
+    lock: join(run, 'server.lock'),
+    info: join(run, 'server.json'),
+    spawnStamp: join(run, 'spawn.stamp'),
+    mailbox: { fifo: join(run, 'hooks.fifo'), dir: join(run, 'hooks') },
+  };
 }

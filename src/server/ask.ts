@@ -1,6 +1,6 @@
-// Asking the background server from a hook process. Deliberately small (node:net only): this is the code every hook
-// runs before anything else, so it decides how fast the common case is.
-import { createConnection } from 'node:net';
+// Asking the background server over its socket (the CLI, the MCP server, and hooks when the server has no mailbox:
+// server/mailbox.ts). Deliberately small: node:net only, and loaded when first used, so a hook that posts to the
+// mailbox never loads it.
 
 /**
  * Why a request got no answer: `no-server` (no socket file), `refused` (a socket nobody listens on: a dead server's),
@@ -9,13 +9,16 @@ import { createConnection } from 'node:net';
  */
 export type AskFailure = 'no-server' | 'refused' | 'lost' | 'timeout' | 'bad-reply';
 
+/** The outcome of one request. */
+export type AskAnswer<T> = { reply: T } | { failure: AskFailure };
+
 /** Sends one request (a JSON line) and waits up to `timeoutMs` for one JSON line back; says why when there is none. */
-export function askServer<T>(socket: string, request: unknown, timeoutMs: number): Promise<{ reply: T } | { failure: AskFailure }> {
+export function askServer<T>(socket: string, request: unknown, timeoutMs: number): Promise<AskAnswer<T>> {
   return new Promise((resolve) => {
     let settled = false;
     let buffer = '';
-    const connection = createConnection(socket);
-    const finish = (value: { reply: T } | { failure: AskFailure }): void => {
+    const connection = process.getBuiltinModule('node:net').createConnection(socket);
+    const finish = (value: AskAnswer<T>): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);

@@ -54,6 +54,7 @@ import { hookEnvironment } from '../hooks/environment.js';
 import type { HookRuntime } from '../hooks/events.js';
 import { serverPaths } from './address.js';
 import { acquireLock, lockOwner, releaseLock } from './lock.js';
+import { openMailbox, type Mailbox } from './mailbox-server.js';
 import { newerVersion, ServerRequestSchema, type ServerReply } from './protocol.js';
 
 /** A request line longer than this is not a hook call (stdin is capped at 16 MiB; JSON escaping can double it). */
@@ -304,7 +305,11 @@ function otherVersion(version: string | undefined): boolean {
   return true;
 }
 
-async function reply(request: unknown): Promise<ServerReply> {
+/**
+ * Answers one request. `after` collects work to run once the answer is written (a hook's recording of what it showed
+ * and its log line): the hook process is not kept waiting for them.
+ */
+async function reply(request: unknown, after: Array<() => void>): Promise<ServerReply> {
   const parsed = ServerRequestSchema.safeParse(request);
   if (!parsed.success) return { ok: false, error: 'invalid request' };
   const message = parsed.data;
@@ -312,7 +317,7 @@ async function reply(request: unknown): Promise<ServerReply> {
     case 'hook': {
       if (otherVersion(message.version)) return { ok: false, error: 'version' };
       const started = performance.now();
-      const answer = await handleHookCall(message.call, runtime);
+      const answer = await handleHookCall(message.call, runtime, { defer: (work) => after.push(work) });
       return { ok: true, op: 'hook', stdout: answer.stdout, outcome: answer.outcome, ms: Math.round((performance.now() - started) * 10) / 10 };
     }
     case 'call':
@@ -372,22 +377,43 @@ function serve(socket: Socket): void {
   });
 }
 
-/** Answers one request line, unless it is a hook call whose hook is already gone. */
+/** Answers one request line from the socket, unless it is a hook call whose hook is already gone. */
 function handleRequest(socket: Socket, request: unknown): void {
   if ((socket.readableEnded || socket.destroyed) && (request as { op?: unknown } | undefined)?.op === 'hook') {
     const event = (request as { call?: { event?: unknown } }).call?.event;
-    hookLog.info('hook gave up waiting before the server read it; not handled twice', { event: typeof event === 'string' ? event : null, path: 'server' });
+    gaveUp(typeof event === 'string' ? event : null);
     busy--;
     lastActivity = Date.now();
     return;
   }
-  void reply(request)
+  answerRequest(request, (line) => {
+    if (!socket.destroyed) socket.end(line);
+  });
+}
+
+function gaveUp(event: string | null): void {
+  hookLog.info('hook gave up waiting before the server read it; not handled twice', { event, path: 'server' });
+}
+
+/** Answers one request with `respond` (the socket's or the mailbox's); the caller counted it in `busy`. */
+function answerRequest(request: unknown, respond: (line: string) => void): void {
+  const after: Array<() => void> = [];
+  void reply(request, after)
     .catch((error: unknown): ServerReply => {
       log.error('request failed', { error });
       return { ok: false, error: 'internal error' };
     })
     .then((answer) => {
-      if (!socket.destroyed) socket.end(`${JSON.stringify(answer)}\n`);
+      respond(`${JSON.stringify(answer)}\n`);
+      // In the same turn as the answer's write (which reaches the hook at once), so no other request is handled
+      // in between: the next hook of the session sees what this one showed.
+      for (const work of after) {
+        try {
+          work();
+        } catch (error) {
+          hookLog.error('recording after the answer failed', { error, path: 'server' });
+        }
+      }
     })
     .finally(() => {
       busy--;
@@ -396,6 +422,30 @@ function handleRequest(socket: Socket, request: unknown): void {
 }
 
 const server = createServer(serve);
+
+/** The hooks' mailbox (server/mailbox-server.ts), opened with the socket; null without `mkfifo`: hooks use the socket. */
+let mailbox: Mailbox | null = null;
+
+function openHookMailbox(): void {
+  const opened = openMailbox(paths.mailbox, {
+    onCall(call) {
+      requests++;
+      busy++;
+      lastActivity = Date.now();
+      let request: unknown;
+      try {
+        request = JSON.parse(call.line);
+      } catch {
+        request = undefined;
+      }
+      answerRequest(request, (line) => call.answer(line));
+    },
+    onWithdrawn: (event) => gaveUp(event),
+    onError: (error) => log.warn('hook mailbox', { error }),
+  });
+  if ('error' in opened) log.warn('no hook mailbox (hooks use the socket)', { error: opened.error });
+  else mailbox = opened;
+}
 
 /** The longest a stopping server waits for a running job to finish its current step. */
 const JOB_GRACE_MS = 5_000;
@@ -419,6 +469,7 @@ function finishShutdown(reason: string, code: number): void {
   // Logging would recreate a deleted home (the logger makes its folder).
   if (existsSync(settings.paths.home)) log.info('server stopping', { reason, pid: process.pid, requests, uptime_s: Math.round((Date.now() - startedAt.getTime()) / 1000) });
   server.close();
+  if (lockOwner(paths.lock) === process.pid) mailbox?.close();
   void httpListener?.close();
   void viewerListener?.listener.close();
   if (lockOwner(paths.lock) === process.pid) {
@@ -450,6 +501,7 @@ server.on('error', (error) => {
 server.listen(paths.socket, () => {
   // Only the user may connect (the run folder is 0700 too; a socket moved to the temp folder has only this).
   chmodSync(paths.socket, 0o600);
+  openHookMailbox();
   writeInfo();
   log.info('server listening', { pid: process.pid, version: VERSION, socket: paths.socket, idle_ms: idleMs, embedder: choice?.spec?.kind ?? null, foreground });
   scheduleJobs();
@@ -696,5 +748,6 @@ setInterval(() => {
   if (!foreground && busy === 0 && modelChanged()) return shutdown('the embedding model changed');
   if (lockOwner(paths.lock) !== process.pid) return shutdown('lock lost');
   if (!existsSync(paths.socket)) return shutdown('socket removed');
+  mailbox?.sweep();
   if (busy === 0 && Date.now() - lastActivity > idleMs) return shutdown('idle');
 }, Math.min(WATCH_EVERY_MS, idleMs)).unref();

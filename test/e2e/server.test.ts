@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/core/index.js';
 import { ask } from '../../src/server/ask.js';
-import { alive, engramProcess, hasConnectedUnixSocket, hasModels, hookProcess, MODELS_DIR, seed, serverPid, stopServer, tempDir, until, waitForServer } from '../_helpers.js';
+import { alive, engramProcess, hasModels, hookProcess, MODELS_DIR, seed, serverPid, stopServer, tempDir, until, waitForServer } from '../_helpers.js';
 
 /** Pids of processes whose environment names this home (servers, hooks, drains); Linux /proc. */
 function processesOf(home: string): number[] {
@@ -55,6 +55,9 @@ describe.skipIf(process.platform !== 'linux')('the warm server', () => {
     );
     expect(warm.map((r) => [r.code, r.stderr])).toEqual(Array(8).fill([0, '']));
     expect(warm.every((r) => r.stdout.includes('EG#1'))).toBe(true);
+    // The server records what a hook showed, and logs it, once the answer is sent.
+    const logged = (): unknown[] => hookLog(home).filter((line) => line.event === 'UserPromptSubmit' && line.msg === 'hook done');
+    await until(() => logged().length === 16, 'the warm hooks’ log lines');
     expect(hookLog(home).filter((line) => String(line.event) === 'UserPromptSubmit' && String((line as { msg: string }).msg) === 'hook done').map((line) => line.path)).toEqual([
       ...Array(8).fill('in-process'),
       ...Array(8).fill('server'),
@@ -72,15 +75,15 @@ describe.skipIf(process.platform !== 'linux')('the warm server', () => {
     seed(home, LESSONS);
     await hookProcess('user-prompt-submit', prompt('start', 'docker builds in CI'), { home, server: true });
     const first = await waitForServer(home);
-    // Stopped, the server still accepts connections (the kernel queues them), so the six hooks connect, send their
-    // query and wait: once all six are connected it is killed under them, mid-query, every time.
+    // Stopped, the server still holds its mailbox open (the pipe keeps what is written to it), so the six hooks post
+    // their calls and wait: once all six are posted it is killed under them, mid-query, every time.
     process.kill(first, 'SIGSTOP');
-    const pids: number[] = [];
+    const posted = (): number => readdirSync(join(home, 'run', 'hooks')).filter((name) => name.endsWith('.req')).length;
     const running = Array.from({ length: 6 }, (_, i) =>
-      hookProcess('user-prompt-submit', prompt(`during-${i}`, 'how do I run docker build with BuildKit?'), { home, server: true, onSpawn: (pid) => pids.push(pid) }),
+      hookProcess('user-prompt-submit', prompt(`during-${i}`, 'how do I run docker build with BuildKit?'), { home, server: true }),
     );
     try {
-      await until(() => pids.length === 6 && pids.every(hasConnectedUnixSocket), 'the six hooks to connect to the stopped server', 20_000);
+      await until(() => posted() === 6, 'the six hooks to post to the stopped server', 20_000);
     } finally {
       process.kill(first, 'SIGKILL');
     }
@@ -99,8 +102,12 @@ describe.skipIf(process.platform !== 'linux')('the warm server', () => {
     await until(() => serverPid(home) !== null && serverPid(home) !== first, 'a new server');
     const second = await waitForServer(home);
     expect(alive(second)).toBe(true);
+    const done = (): number => hookLog(home).filter((line) => line.msg === 'hook done').length;
+    const before = done();
     const next = await hookProcess('user-prompt-submit', prompt('next', 'docker builds need BuildKit?'), { home, server: true });
     expect(next.stdout).toContain('EG#2');
+    // Logged once the answer is sent.
+    await until(() => done() > before, 'the last hook’s log line');
     expect(hookLog(home).at(-1)).toMatchObject({ msg: 'hook done', path: 'server' });
     await stopServer(home);
     expect(processesOf(home)).toEqual([]);
@@ -148,6 +155,7 @@ describe.skipIf(process.platform !== 'linux')('the warm server', () => {
     expect(added.status, added.stderr).toBe(0);
     const result = await hookProcess('user-prompt-submit', prompt('b', 'where do feature flags live, and when are they read?'), { home, server: true });
     expect(result.stdout).toContain('EG#3');
+    await until(() => hookLog(home).some((line) => line.msg === 'hook done' && line.path === 'server'), 'the hook’s log line');
     expect(hookLog(home).at(-1)).toMatchObject({ path: 'server', injected: [3] });
     await stopServer(home);
   }, 60_000);
@@ -245,6 +253,7 @@ describe.skipIf(process.platform !== 'linux')('the warm server', () => {
     );
     expect(end).toMatchObject({ code: 0, stdout: '', stderr: '' });
     // The server answered the hook (no in-process fallback, which would have queued and started the work itself) ...
+    await until(() => hookLog(home).some((line) => line.event === 'SessionEnd'), 'the SessionEnd log line');
     expect(hookLog(home).filter((line) => line.event === 'SessionEnd')).toEqual([expect.objectContaining({ msg: 'hook done', path: 'server' })]);
     // ... and ran the job itself, after answering.
     await until(() => readFileSync(join(home, 'logs', 'server.log'), 'utf8').includes('"job done"'), 'the job to run');

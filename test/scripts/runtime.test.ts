@@ -183,7 +183,7 @@ describe('the hook launcher of a plugin install', () => {
     const root = pluginFolder();
     const home = tempDir();
     const dir = fakeRuntime(root, home);
-    writeFileSync(join(dir, 'dist', 'hooks', 'inprocess.mjs'), 'throw new Error("half-removed runtime");\n');
+    writeFileSync(join(dir, 'dist', 'hooks', 'inprocess.cjs'), 'throw new Error("half-removed runtime");\n');
     const result = await hookProcess('user-prompt-submit', JSON.stringify(PROMPT), { home, root });
     expect(result).toMatchObject({ code: 0, stdout: '', stderr: '' });
     const lines = readFileSync(join(home, 'logs', 'hooks.log'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));

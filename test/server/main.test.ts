@@ -74,6 +74,8 @@ describe.skipIf(process.platform !== 'linux')('the server request loop', () => {
     expect(reply).toMatchObject({ ok: true, op: 'hook', outcome: expect.any(String) });
 
     await until(() => hookLog(home).some((line) => String(line.msg).startsWith('hook gave up waiting')), 'the server to read the abandoned call');
+    // The server writes a hook's log line once its answer is sent.
+    await until(() => hookLog(home).some((line) => line.msg === 'hook done' && line.event === 'Stop'), 'the answered call’s log line');
     const stops = hookLog(home).filter((line) => line.event === 'Stop');
     expect(stops.map(({ msg, path }) => ({ msg, path }))).toEqual([
       { msg: 'hook gave up waiting before the server read it; not handled twice', path: 'server' },

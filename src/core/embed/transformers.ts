@@ -1,5 +1,7 @@
 import { EngramError } from '../errors.js';
 import { quietly } from './quiet.js';
+import { meanPoolRow } from './pooling.js';
+import { loadStaticTableEmbedder } from './static-table.js';
 import { transformersModelId, type Embedder, type EmbedderSpec } from './types.js';
 
 type TransformersSpec = Extract<EmbedderSpec, { kind: 'transformers' }>;
@@ -77,28 +79,7 @@ async function meanPooledRows(extract: Required<Pick<FeatureExtractor, 'tokenize
   const [batch = 0, length = 0, dim = 0] = hidden.dims;
   const data = hidden.data as Float32Array;
   const mask = inputs.attention_mask.data;
-  const vectors: Float32Array[] = [];
-  for (let i = 0; i < batch; i++) {
-    const sums = new Float64Array(dim);
-    let count = 0;
-    for (let j = 0; j < length; j++) {
-      const weight = Number(mask[i * length + j]);
-      count += weight;
-      if (weight === 0) continue; // adding 0 × value leaves every sum unchanged (values are finite)
-      const offset = (i * length + j) * dim;
-      for (let k = 0; k < dim; k++) sums[k] = (sums[k] as number) + (data[offset + k] as number) * weight;
-    }
-    const vector = new Float32Array(dim);
-    const norm = new Float32Array(1);
-    for (let k = 0; k < dim; k++) {
-      vector[k] = (sums[k] as number) / count;
-      norm[0] = (norm[0] as number) + (vector[k] as number) ** 2;
-    }
-    norm[0] = (norm[0] as number) ** 0.5;
-    for (let k = 0; k < dim; k++) vector[k] = (vector[k] as number) / (norm[0] as number);
-    vectors.push(vector);
-  }
-  return vectors;
+  return Array.from({ length: batch }, (_, i) => meanPoolRow(data, i * length, length, dim, (j) => Number(mask[i * length + j])));
 }
 
 /** Wraps a loaded pipeline as an Embedder (mean pooling, normalised). */
@@ -125,6 +106,9 @@ export async function embedderFromPipeline(extract: FeatureExtractor, model: str
  * switched off here, and only `engram model pull` turns them on.
  */
 export async function loadTransformersEmbedder(spec: TransformersSpec, log?: (line: string) => void): Promise<Embedder> {
+  // A static table (a lookup and a mean) is embedded directly, bit for bit as the pipeline would (static-table.ts).
+  const table = loadStaticTableEmbedder(spec);
+  if (table) return table;
   const transformers = await importTransformers();
   return quietly(async () => {
     const { env } = transformers;

@@ -348,15 +348,20 @@ export function createEngramRepo(db: Database): EngramRepo {
     },
     mostUseful(filter, limit) {
       // One statement per filter shape, so SQLite can use the pinned and project indexes (an `? IS NULL OR …`
-      // condition would make it scan every engram).
-      const clauses = ['deleted_at IS NULL', "status = 'active'"];
+      // condition would make it scan every engram). With a project, `+status` / `+deleted_at` keep the planner off
+      // the status index (every active engram) and on the project's; the order is found on ids alone and only the
+      // rows shown are read whole (sorting whole rows was most of a SessionStart: 10 ms → 1 ms at 10k engrams).
+      const project = filter.project !== undefined;
+      const clauses = project ? ['+deleted_at IS NULL', "+status = 'active'"] : ['deleted_at IS NULL', "status = 'active'"];
       if (filter.pinned !== undefined) clauses.push(`pinned = ${filter.pinned ? 1 : 0}`);
-      if (filter.project !== undefined) clauses.push('project = @project');
+      if (project) clauses.push('project = @project');
+      const order = (table: string): string =>
+        `ORDER BY ${table}times_matched DESC, coalesce(${table}last_matched_at, '') DESC, ${table}updated_at DESC, ${table}id DESC`;
       return cached(
-        `SELECT * FROM engrams WHERE ${clauses.join(' AND ')}
-          ORDER BY times_matched DESC, coalesce(last_matched_at, '') DESC, updated_at DESC, id DESC LIMIT @limit`,
+        `SELECT e.* FROM (SELECT id FROM engrams WHERE ${clauses.join(' AND ')} ${order('')} LIMIT @limit) AS top
+          JOIN engrams e ON e.id = top.id ${order('e.')}`,
       )
-        .all({ limit, ...(filter.project !== undefined ? { project: filter.project } : {}) })
+        .all({ limit, ...(project ? { project: filter.project } : {}) })
         .map((row) => fromRow(row as EngramRow));
     },
     getMany(ids) {

@@ -85,18 +85,39 @@ export function changedColumns(change: Pick<RowChange, 'before' | 'after'>): str
   return [...names].filter((name) => !sameValue(change.before?.[name], change.after?.[name]));
 }
 
+// Statements by SQL, per connection: a change set reads every row it tracks twice (before and after), and an import
+// tracks thousands; preparing each read anew was a twentieth of an import's time.
+type Prepared = ReturnType<Database['prepare']> & { get(...params: unknown[]): unknown; all(...params: unknown[]): unknown[] };
+const prepared = new WeakMap<Database, Map<string, Prepared>>();
+function statement(db: Database, sql: string): Prepared {
+  let cache = prepared.get(db);
+  if (!cache) prepared.set(db, (cache = new Map()));
+  let found = cache.get(sql);
+  if (!found) cache.set(sql, (found = db.prepare(sql) as Prepared));
+  return found;
+}
+
 const readRow = (db: Database, table: string, key: Row): Row | null => {
   const names = Object.keys(key);
-  const row = db
-    .prepare(`SELECT * FROM ${quote(table)} WHERE ${names.map((name) => `${quote(name)} IS ?`).join(' AND ')}`)
-    .get(...names.map((name) => key[name])) as Row | undefined;
+  const row = statement(db, `SELECT * FROM ${quote(table)} WHERE ${names.map((name) => `${quote(name)} IS ?`).join(' AND ')}`).get(
+    ...names.map((name) => key[name]),
+  ) as Row | undefined;
   return row ?? null;
 };
 
 const keyText = (table: string, key: Row): string => `${table}:${canonicalJson(key)}`;
 
+// The schema does not change under an open connection (migrations run when it opens).
+const dependents = new WeakMap<Database, Array<{ table: string; column: string; keys: string[] }>>();
+
 /** The tables whose rows point at an engram (foreign keys on engrams.id), found from the schema itself. */
 function dependentTables(db: Database): Array<{ table: string; column: string; keys: string[] }> {
+  let found = dependents.get(db);
+  if (!found) dependents.set(db, (found = readDependentTables(db)));
+  return found;
+}
+
+function readDependentTables(db: Database): Array<{ table: string; column: string; keys: string[] }> {
   const tables = db
     .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
     .pluck()
@@ -143,7 +164,7 @@ export class ChangeSet {
   /** Every row that points at the engram (statistics, judgements, conflicts, sources): what a hard delete removes. */
   dependents(engramId: number): void {
     for (const { table, column, keys } of dependentTables(this.db)) {
-      const rows = this.db.prepare(`SELECT * FROM ${quote(table)} WHERE ${quote(column)} = ?`).all(engramId) as Row[];
+      const rows = statement(this.db, `SELECT * FROM ${quote(table)} WHERE ${quote(column)} = ?`).all(engramId) as Row[];
       for (const row of rows) this.track(table, Object.fromEntries(keys.map((key) => [key, row[key]])));
     }
   }
@@ -151,7 +172,7 @@ export class ChangeSet {
   /** Rows pointing at the engram that are not tracked yet: created by this change (call after writing them). */
   newDependents(engramId: number): void {
     for (const { table, column, keys } of dependentTables(this.db)) {
-      const rows = this.db.prepare(`SELECT * FROM ${quote(table)} WHERE ${quote(column)} = ?`).all(engramId) as Row[];
+      const rows = statement(this.db, `SELECT * FROM ${quote(table)} WHERE ${quote(column)} = ?`).all(engramId) as Row[];
       for (const row of rows) this.created(table, Object.fromEntries(keys.map((key) => [key, row[key]])));
     }
   }

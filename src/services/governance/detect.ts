@@ -67,27 +67,58 @@ function analysisOf(store: Store, row: { id: number; text: string; content_hash:
 /** One active engram as the index holds it. */
 interface Indexed extends Candidate {
   project: string | null;
+  /** The stems it is listed under in the prefix postings. */
+  prefix: string[];
 }
 
 /**
- * The active engrams of a store, analysed, with an inverted index from salient stem to engram, for many conflict
- * checks inside **one write transaction** (an import batch): loaded once, then kept true by {@link refresh} for every
- * engram the caller writes. A pair whose shared salient stems are fewer than `CONFLICT_RULES.subjectOverlap` of the
- * smaller side's can never be a rule conflict (rule 1): counting shared stems from the postings and comparing only
- * the pairs that pass gives exactly the verdicts of comparing with every engram, without reading and comparing every
- * row per line (which made an import quadratic: 29 engrams/s at 5,000 — docs/PERFORMANCE.md). Outside the
- * transaction it was loaded in, it is stale: other writers may have changed the store.
+ * The fewest shared salient stems that make rule 1's `shared / smaller` reach `subjectOverlap` when the smaller side
+ * has `size` stems (computed with the rule's own division), and at least one: a pair sharing none is never compared.
+ */
+function sharedNeeded(size: number): number {
+  let needed = Math.max(1, Math.ceil(CONFLICT_RULES.subjectOverlap * size));
+  while (needed > 1 && (needed - 1) / size >= CONFLICT_RULES.subjectOverlap) needed--;
+  while (needed <= size && needed / size < CONFLICT_RULES.subjectOverlap) needed++;
+  return needed;
+}
+
+/**
+ * The active engrams of a store, analysed and indexed by salient stem, for many conflict checks inside **one write
+ * transaction** (an import batch): loaded once, then kept true by {@link refresh} for every engram the caller
+ * writes. Outside the transaction it was loaded in, it is stale: other writers may have changed the store.
+ *
+ * Only pairs that rule 1 lets through (`shared / smaller side ≥ subjectOverlap`) can be rule conflicts, so only they
+ * are compared, and they are found without walking every engram that shares a common stem (which made an import
+ * slow down as the store grew — docs/PERFORMANCE.md). A pair that shares `k` of the smaller side's stems shares at
+ * least one of any `size − k + 1` of them (pigeonhole), so:
+ * - engrams at least as large as the probe are looked up under the probe's `m − k(m) + 1` rarest stems only;
+ * - each engram is also listed under its own `e − k(e) + 1` rarest stems (its prefix), where the probe's stems find
+ *   the engrams smaller than the probe.
+ * Every pair found has its shared stems counted exactly and goes through rule 1's test, so the candidates are exactly
+ * those of comparing with every engram (test/services/governance/conflict-index.test.ts).
  */
 export class ConflictIndex {
-  private readonly entries = new Map<number, Indexed>();
+  /** Indexed engrams by slot (a removed one leaves null). */
+  private readonly slots: Array<Indexed | null> = [];
+  private readonly slotOf = new Map<number, number>();
+  /** Every salient stem → the slots of the engrams that have it. */
   private readonly byStem = new Map<string, Set<number>>();
+  /** Each engram's prefix stems → slots. */
+  private readonly byPrefix = new Map<string, Set<number>>();
   private one: ReturnType<Store['db']['prepare']> | undefined;
+  /** While the constructor loads the store: each stem's frequency among the loaded engrams. */
+  private loading: Map<string, number> | null = null;
 
   constructor(private readonly store: Store) {
     const rows = store.db
       .prepare("SELECT id, text, content_hash, project FROM engrams WHERE deleted_at IS NULL AND status = 'active'")
       .all() as Array<{ id: number; text: string; content_hash: string; project: string | null }>;
-    for (const row of rows) this.add({ id: row.id, text: row.text, project: row.project, analysis: analysisOf(store, row) });
+    const analysed = rows.map((row) => ({ id: row.id, text: row.text, project: row.project, analysis: analysisOf(store, row) }));
+    // The loaded engrams' prefixes are chosen by their final frequencies (any choice is correct; rare is fast).
+    this.loading = new Map();
+    for (const entry of analysed) for (const stem of entry.analysis.salient) this.loading.set(stem, (this.loading.get(stem) ?? 0) + 1);
+    for (const entry of analysed) this.add(entry);
+    this.loading = null;
   }
 
   /** Re-reads one engram after the caller wrote it (inserted, revised, status changed, deleted). */
@@ -99,40 +130,83 @@ export class ConflictIndex {
   }
 
   /**
-   * The engrams the probe would be shown beside whose salient stems overlap it enough for rule 1 (shared stems
-   * counted from the postings, the same `shared / smaller side` as `ruleVerdict`), plus any with a precomputed verdict.
-   * The rest could only get "no conflict" from the rules, so they are not compared at all.
+   * The engrams the probe would be shown beside whose salient stems overlap it enough for rule 1 (the same
+   * `shared / smaller side` as `ruleVerdict`), plus any with a precomputed verdict. The rest could only get "no
+   * conflict" from the rules, so they are not compared at all.
    */
   candidates(probe: ConflictProbe, mine: Analysis, precomputed?: PrecomputedVerdicts): Candidate[] {
-    const shared = new Map<number, number>();
-    for (const stem of mine.salient) for (const id of this.byStem.get(stem) ?? []) shared.set(id, (shared.get(id) ?? 0) + 1);
+    const size = mine.salient.size;
+    const seen = new Set<number>();
+    if (size > 0) {
+      const rarest = [...mine.salient].sort((a, b) => this.frequency(a) - this.frequency(b));
+      // Engrams at least as large as the probe: under its rarest stems.
+      for (const stem of rarest.slice(0, size - sharedNeeded(size) + 1)) {
+        for (const slot of this.byStem.get(stem) ?? []) if ((this.slots[slot]?.analysis.salient.size ?? 0) >= size) seen.add(slot);
+      }
+      // Smaller engrams: under their own prefixes.
+      for (const stem of rarest) {
+        for (const slot of this.byPrefix.get(stem) ?? []) if ((this.slots[slot]?.analysis.salient.size ?? size) < size) seen.add(slot);
+      }
+    }
     const found: Candidate[] = [];
-    for (const id of new Set([...(precomputed?.keys() ?? []), ...shared.keys()])) {
-      const entry = this.entries.get(id);
-      if (!entry || id === probe.id) continue;
-      if (probe.project !== null && entry.project !== null && entry.project !== probe.project) continue;
-      const overlap = (shared.get(id) ?? 0) / Math.min(mine.salient.size, entry.analysis.salient.size);
-      if (overlap < CONFLICT_RULES.subjectOverlap && !precomputed?.has(id)) continue;
+    const consider = (entry: Indexed | null | undefined): void => {
+      if (!entry || entry.id === probe.id) return;
+      if (probe.project !== null && entry.project !== null && entry.project !== probe.project) return;
+      const shared = sharedCount(mine.salient, entry.analysis.salient);
+      if (shared === 0 && !precomputed?.has(entry.id)) return;
+      const overlap = shared / Math.min(size, entry.analysis.salient.size);
+      if (overlap < CONFLICT_RULES.subjectOverlap && !precomputed?.has(entry.id)) return;
       found.push(entry);
+    };
+    for (const slot of seen) consider(this.slots[slot]);
+    // Engrams with a verdict of their own that the stems did not bring up.
+    for (const id of precomputed?.keys() ?? []) {
+      const slot = this.slotOf.get(id);
+      if (slot !== undefined && !seen.has(slot)) consider(this.slots[slot]);
     }
     return found;
   }
 
-  private add(entry: Indexed): void {
-    this.entries.set(entry.id, entry);
-    for (const stem of entry.analysis.salient) {
-      let ids = this.byStem.get(stem);
-      if (!ids) this.byStem.set(stem, (ids = new Set()));
-      ids.add(entry.id);
-    }
+  /** How many indexed engrams have this salient stem. */
+  private frequency(stem: string): number {
+    return this.loading?.get(stem) ?? this.byStem.get(stem)?.size ?? 0;
+  }
+
+  private posting(map: Map<string, Set<number>>, stem: string): Set<number> {
+    let slots = map.get(stem);
+    if (!slots) map.set(stem, (slots = new Set()));
+    return slots;
+  }
+
+  private add(entry: Omit<Indexed, 'prefix'>): void {
+    const slot = this.slots.length;
+    const size = entry.analysis.salient.size;
+    const prefix = size === 0 ? [] : [...entry.analysis.salient].sort((a, b) => this.frequency(a) - this.frequency(b)).slice(0, size - sharedNeeded(size) + 1);
+    const indexed: Indexed = { ...entry, prefix };
+    this.slots.push(indexed);
+    this.slotOf.set(entry.id, slot);
+    for (const stem of entry.analysis.salient) this.posting(this.byStem, stem).add(slot);
+    for (const stem of prefix) this.posting(this.byPrefix, stem).add(slot);
   }
 
   private remove(id: number): void {
-    const entry = this.entries.get(id);
+    const slot = this.slotOf.get(id);
+    if (slot === undefined) return;
+    const entry = this.slots[slot];
+    this.slots[slot] = null;
+    this.slotOf.delete(id);
     if (!entry) return;
-    this.entries.delete(id);
-    for (const stem of entry.analysis.salient) this.byStem.get(stem)?.delete(id);
+    for (const stem of entry.analysis.salient) this.byStem.get(stem)?.delete(slot);
+    for (const stem of entry.prefix) this.byPrefix.get(stem)?.delete(slot);
   }
+}
+
+/** How many members two sets share. */
+function sharedCount(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
+  const [small, large] = a.size <= b.size ? [a, b] : [b, a];
+  let shared = 0;
+  for (const word of small) if (large.has(word)) shared++;
+  return shared;
 }
 
 /** The active engrams the probe contradicts, strongest signal first (an LLM verdict, when given, replaces the rules'). */

@@ -32,6 +32,11 @@ export interface InjectDeps {
   now(): Date;
   /** config.json `governance`: each kind's decay, for leaving stale engrams out. @default the built-in policy */
   governance?: GovernancePolicy;
+  /**
+   * Runs what was shown's recording after the answer is sent (the warm server: the hook is not kept waiting for the
+   * write); without it the recording runs before returning (a hook answering in-process).
+   */
+  defer?(work: () => void): void;
 }
 
 /** The environment a hook runs in, as injection needs it. */
@@ -61,7 +66,7 @@ function recordInjection(
 ): void {
   const store = deps.store();
   const at = deps.now().toISOString();
-  store.write(() => {
+  const write = (): void => store.write(() => {
     ensureSession(store, session, at);
     store.activity.audit({ session_id: session.sessionId, env_tags: env.tags, repo: env.repo ?? null, transcript_path: session.transcriptPath, at });
     store.activity.recordShown(
@@ -80,6 +85,8 @@ function recordInjection(
       })),
     );
   });
+  if (deps.defer) deps.defer(write);
+  else write();
 }
 
 /** The budget left in this session's context for one more block. */

@@ -252,15 +252,20 @@ export function importEngrams(store: Store, lines: readonly string[], options: I
   // Every batch is its own transaction and audit row; they share a group, so one undo reverses the whole import.
   const group = randomUUID();
 
+  // The conflict index of the last batch, and the store's data_version when it was loaded (it changes only when
+  // another connection commits).
+  let kept: { index: ConflictIndex; version: number } | null = null;
   const runBatch = (batch: Planned[], index: number): void => {
     const at = now().toISOString();
     const { entry } = audited(
       store,
       { actor, op: 'import', detail: { group, batch: index } },
       (changes) => {
-        // Loaded inside this batch's transaction, refreshed for every engram the batch writes: one read of the
-        // active engrams per batch instead of one per line.
-        const conflictIndex = new ConflictIndex(store);
+        // Loaded inside a batch's transaction and refreshed for every engram the batch writes, so it stays true for
+        // the next batch unless another process wrote in between: then it is loaded again.
+        const version = Number(store.db.pragma('data_version', { simple: true }));
+        if (kept?.version !== version || report.dry_run) kept = { index: new ConflictIndex(store), version };
+        const conflictIndex = kept.index;
         for (const item of batch) {
           if (item.kind === 'full') {
             const outcome = applyFull(store, item.value, changes, policy, at, conflictIndex);

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConflictIndex, findConflicts, importEngrams } from '../../../src/services/index.js';
+import { analyse, CONFLICT_RULES, subjectOverlap } from '../../../src/services/governance/conflicts.js';
 import { ROOT, tempStore } from '../../_helpers.js';
 
 const pairs = ['dev.jsonl', 'holdout.jsonl'].flatMap((name) =>
@@ -36,6 +37,34 @@ describe('ConflictIndex', () => {
       expect(findConflicts(store, { text: pair.a, project: projects[i % 3] ?? null }, undefined, index)).toEqual(self);
     });
     expect(found).toBeGreaterThan(40); // the comparison is not vacuous
+  });
+
+  it('brings up exactly the engrams rule 1 lets through, whatever their sizes (its prefix lookups miss none)', () => {
+    const store = tempStore();
+    const memories = ['eval', 'eval-lessons']
+      .flatMap((set) => readFileSync(join(ROOT, 'fixtures', set, 'memories.jsonl'), 'utf8').split('\n').filter(Boolean))
+      .map((line) => (JSON.parse(line) as { text: string }).text);
+    // Short texts too: a smaller engram needs fewer shared stems, which is what the prefix postings are for.
+    const texts = [...pairs.map((pair) => pair.a), ...memories, 'pnpm', 'Use pnpm.', 'Docker builds', 'npm test', 'Never force-push main.'];
+    importEngrams(store, texts.map((text, i) => JSON.stringify({ text, project: projects[i % 3] ?? null })), { batchSize: 50 });
+    const index = new ConflictIndex(store);
+    const active = store.db.prepare("SELECT id, text, project FROM engrams WHERE status = 'active' AND deleted_at IS NULL").all() as Array<{ id: number; text: string; project: string | null }>;
+    const analysed = active.map((row) => ({ ...row, analysis: analyse(row.text) }));
+    let compared = 0;
+    for (const [i, text] of [...pairs.map((pair) => pair.b), ...memories.slice(0, 150), 'pnpm install', 'main'].entries()) {
+      const project = projects[i % 3] ?? null;
+      const mine = analyse(text);
+      const expected = analysed
+        .filter((row) => project === null || row.project === null || row.project === project)
+        .filter((row) => [...mine.salient].some((stem) => row.analysis.salient.has(stem)))
+        .filter((row) => subjectOverlap(mine, row.analysis) >= CONFLICT_RULES.subjectOverlap)
+        .map((row) => row.id)
+        .sort((a, b) => a - b);
+      const found = index.candidates({ text, project }, mine).map((candidate) => candidate.id).sort((a, b) => a - b);
+      expect(found, text).toEqual(expected);
+      compared += expected.length;
+    }
+    expect(compared).toBeGreaterThan(200);
   });
 
   it('an import catches two lines of the same batch that contradict each other', () => {

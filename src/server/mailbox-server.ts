@@ -1,0 +1,133 @@
+/**
+ * The hooks' mailbox, server side (the hook side and the protocol are in mailbox.ts): the server makes the named
+ * pipe `run/hooks.fifo` (with `mkfifo`: Node has no call for it), reads call ids from it, claims each call by
+ * renaming its file, and writes the answer beside it. Without `mkfifo` there is no mailbox and hooks use the socket.
+ * @module
+ */
+import { execFileSync } from 'node:child_process';
+import { constants, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { Socket } from 'node:net';
+import { join } from 'node:path';
+import { MAILBOX_ID, mailboxFiles } from './mailbox.js';
+
+/** Calls and answers older than this are nobody's any more (a hook that died, an answer to a hook that gave up). */
+const ORPHAN_MS = 60_000;
+
+/** One call taken out of the mailbox. */
+export interface MailboxCall {
+  /** The call's JSON line, as a hook would send it on the socket. */
+  line: string;
+  /** Writes the answer for the waiting hook. Never throws. */
+  answer(text: string): void;
+}
+
+/** An open mailbox. */
+export interface Mailbox {
+  /** Removes calls and answers nobody will read. */
+  sweep(now?: number): void;
+  /** Stops reading and removes the pipe and the folder. */
+  close(): void;
+}
+
+/**
+ * Opens the mailbox of a server that holds the lock: a fresh pipe and an empty folder (whatever a dead server left is
+ * removed), then `onCall` for every call a hook posts, or `onWithdrawn` for one whose hook stopped waiting before it
+ * was read. Returns null (with the reason) when the pipe cannot be made: hooks then use the socket.
+ */
+export function openMailbox(
+  mailbox: { fifo: string; dir: string },
+  handlers: { onCall(call: MailboxCall): void; onWithdrawn(event: string | null): void; onError(error: unknown): void },
+): Mailbox | { error: unknown } {
+  let reader: Socket;
+  try {
+    rmSync(mailbox.fifo, { force: true });
+    rmSync(mailbox.dir, { recursive: true, force: true });
+    mkdirSync(mailbox.dir, { recursive: true, mode: 0o700 });
+    execFileSync('mkfifo', ['-m', '600', mailbox.fifo], { stdio: 'ignore', timeout: 5_000 });
+    // Read and write: the pipe then never reports end-of-file when the last hook closes it, and opening never waits.
+    const fd = openSync(mailbox.fifo, constants.O_RDWR | constants.O_NONBLOCK);
+    reader = new Socket({ fd, readable: true, writable: false });
+  } catch (error) {
+    rmSync(mailbox.fifo, { force: true });
+    return { error };
+  }
+  let buffer = '';
+  reader.setEncoding('utf8');
+  reader.on('error', (error) => handlers.onError(error));
+  reader.on('data', (chunk: string) => {
+    buffer += chunk;
+    let end: number;
+    while ((end = buffer.indexOf('\n')) >= 0) {
+      const id = buffer.slice(0, end);
+      buffer = buffer.slice(end + 1);
+      if (MAILBOX_ID.test(id)) take(id);
+    }
+    // Ids are short: anything longer without a newline is not a hook's.
+    if (buffer.length > 1_024) buffer = '';
+  });
+
+  /** Claims a call by renaming it: if its hook removed it first (it stopped waiting), it is not handled at all. */
+  function take(id: string): void {
+    const files = mailboxFiles(mailbox.dir, id);
+    let line: string;
+    try {
+      renameSync(files.request, files.claimed);
+    } catch {
+      handlers.onWithdrawn(withdrawnEvent(files.withdrawn));
+      return;
+    }
+    try {
+      line = readFileSync(files.claimed, 'utf8');
+    } catch (error) {
+      handlers.onError(error);
+      return;
+    } finally {
+      rmSync(files.claimed, { force: true });
+    }
+    handlers.onCall({
+      line,
+      answer(text) {
+        try {
+          writeFileSync(files.partial, text, { mode: 0o600 });
+          renameSync(files.partial, files.reply);
+        } catch (error) {
+          handlers.onError(error);
+        }
+      },
+    });
+  }
+
+  /** The event of a call its hook took back (to say which one gave up), removing it; null when unreadable. */
+  function withdrawnEvent(file: string): string | null {
+    try {
+      const event = (JSON.parse(readFileSync(file, 'utf8')) as { call?: { event?: unknown } }).call?.event;
+      return typeof event === 'string' ? event : null;
+    } catch {
+      return null;
+    } finally {
+      rmSync(file, { force: true });
+    }
+  }
+
+  return {
+    sweep(now = Date.now()) {
+      try {
+        for (const name of readdirSync(mailbox.dir)) {
+          const file = join(mailbox.dir, name);
+          try {
+            if (now - statSync(file).mtimeMs > ORPHAN_MS) rmSync(file, { force: true });
+          } catch {
+            // Taken or removed meanwhile.
+          }
+        }
+      } catch {
+        // No folder: nothing to sweep.
+      }
+    },
+    close() {
+      reader.destroy();
+      rmSync(mailbox.fifo, { force: true });
+      rmSync(mailbox.dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,67 @@
+/**
+ * The fast path's stdin reader (src/hooks/fast.ts readStdinSync): synchronous reads of the pipe, socket or file an
+ * agent gives a hook, so the hook loads no stream machinery. Run in child processes with real descriptors.
+ */
+import { spawnSync } from 'node:child_process';
+import { closeSync, openSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { bundleEntry } from '../../scripts/bundle.mjs';
+import { readStdinSync } from '../../src/hooks/fast.js';
+import { ROOT, tempDir } from '../_helpers.js';
+
+let bundled: Promise<string> | undefined;
+const childScript = (): Promise<string> =>
+  (bundled ??= bundleEntry(join(ROOT, 'test', 'hooks', '_stdin-child.ts'), join(ROOT, 'node_modules', '.cache', 'engram-test', `stdin-child-${process.pid}.mjs`)));
+
+/** Runs the reader in a child whose stdin is what `shell` pipes into it. */
+async function readThrough(shell: string, maxBytes?: number) {
+  const result = spawnSync('sh', ['-c', `${shell} | '${process.execPath}' '${await childScript()}' ${maxBytes ?? ''}`], { encoding: 'utf8', timeout: 20_000 });
+  const { ms, ...read } = JSON.parse(result.stdout) as Record<string, unknown>;
+  return { read, ms: ms as number };
+}
+
+describe('readStdinSync', () => {
+  it('reads a pipe to its end', async () => {
+    const { read } = await readThrough(`printf '%s' '{"hook_event_name":"Stop","n":1}'`);
+    expect(read).toEqual({ text: '{"hook_event_name":"Stop","n":1}', tooLarge: false, timedOut: false });
+  });
+
+  it('reads a socket to its end (what Claude Code gives a hook)', async () => {
+    const result = spawnSync(process.execPath, [await childScript()], { input: '{"a":[1,2,3]}', encoding: 'utf8' });
+    expect(JSON.parse(result.stdout)).toEqual({ text: '{"a":[1,2,3]}', tooLarge: false, timedOut: false, ms: expect.any(Number) });
+  });
+
+  it('does not wait for the end of a pipe kept open once a whole JSON payload has arrived', async () => {
+    const { read, ms } = await readThrough(`{ printf '%s' '{"prompt":"a } inside"}'; sleep 8; }`);
+    expect(read).toEqual({ text: '{"prompt":"a } inside"}', tooLarge: false, timedOut: false });
+    expect(ms).toBeLessThan(6_000); // the writer holds the pipe for 8 s
+  });
+
+  it('keeps reading a payload that arrives in parts, even when a part ends with a brace', async () => {
+    const { read } = await readThrough(`{ printf '%s' '{"a":{"b":1}'; sleep 0.3; printf '%s' ',"c":2}'; }`);
+    expect(read).toEqual({ text: '{"a":{"b":1},"c":2}', tooLarge: false, timedOut: false });
+  });
+
+  it('drops a payload over the limit but reads it to its end', async () => {
+    const { read } = await readThrough(`head -c 200000 /dev/zero | tr '\\0' 'x'`, 100_000);
+    expect(read).toEqual({ text: '', tooLarge: true, timedOut: false });
+  });
+
+  it('reads a file; leaves a terminal or device to the stream reader (with its time limit)', () => {
+    const file = join(tempDir(), 'payload.json');
+    writeFileSync(file, '{"from":"file"}');
+    const fd = openSync(file, 'r');
+    try {
+      expect(readStdinSync(fd)).toEqual({ text: '{"from":"file"}', tooLarge: false, timedOut: false });
+    } finally {
+      closeSync(fd);
+    }
+    const device = openSync('/dev/null', 'r');
+    try {
+      expect(readStdinSync(device)).toEqual({ rest: [] });
+    } finally {
+      closeSync(device);
+    }
+  });
+});

@@ -1,0 +1,31 @@
+/**
+ * The server side of the hooks' mailbox in a child process, for test/server/mailbox.test.ts (the hook side posts
+ * synchronously, so it cannot share a process with the server it waits for):
+ *   _mailbox-child <fifo> <dir> echo|hold
+ * `echo` answers every call with its own line; `hold` claims calls and never answers. Prints one JSON line per
+ * happening: {ready}, {call}, {withdrawn: event}, {error}.
+ */
+import { openMailbox } from '../../src/server/mailbox-server.js';
+
+const [fifo, dir, mode] = process.argv.slice(2) as [string, string, string];
+const say = (value: unknown): void => void process.stdout.write(`${JSON.stringify(value)}\n`);
+const mailbox = openMailbox(
+  { fifo, dir },
+  {
+    onCall(call) {
+      say({ call: JSON.parse(call.line) });
+      if (mode === 'echo') call.answer(`${JSON.stringify({ ok: true, echo: JSON.parse(call.line) })}\n`);
+    },
+    onWithdrawn: (event) => say({ withdrawn: event }),
+    onError: (error) => say({ error: String(error) }),
+  },
+);
+if ('error' in mailbox) {
+  say({ error: String(mailbox.error) });
+  process.exit(1);
+}
+process.on('SIGTERM', () => {
+  mailbox.close();
+  process.exit(0);
+});
+say({ ready: true });

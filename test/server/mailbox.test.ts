@@ -1,0 +1,98 @@
+/**
+ * The hooks' mailbox (server/mailbox.ts: the hook side; server/mailbox-server.ts: the server's): a call posted to a
+ * named pipe and a file, its answer read from a file. The hook side blocks, so the server side runs in a child
+ * process (test/server/_mailbox-child.ts) with a real pipe made by mkfifo.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { bundleEntry } from '../../scripts/bundle.mjs';
+import { postToMailbox } from '../../src/server/mailbox.js';
+import { ROOT, tempDir, until } from '../_helpers.js';
+
+let bundled: Promise<string> | undefined;
+const childScript = (): Promise<string> =>
+  (bundled ??= bundleEntry(join(ROOT, 'test', 'server', '_mailbox-child.ts'), join(ROOT, 'node_modules', '.cache', 'engram-test', `mailbox-child-${process.pid}.mjs`)));
+
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) {
+    child.kill('SIGCONT');
+    child.kill('SIGKILL');
+  }
+});
+
+/** A mailbox served by a child process; `lines` is what it printed so far. */
+async function serve(mode: 'echo' | 'hold') {
+  const run = tempDir();
+  const mailbox = { fifo: join(run, 'hooks.fifo'), dir: join(run, 'hooks') };
+  const child = spawn(process.execPath, [await childScript(), mailbox.fifo, mailbox.dir, mode], { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  const lines: Array<Record<string, unknown>> = [];
+  let buffer = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    buffer += chunk;
+    for (let end = buffer.indexOf('\n'); end >= 0; end = buffer.indexOf('\n')) {
+      lines.push(JSON.parse(buffer.slice(0, end)) as Record<string, unknown>);
+      buffer = buffer.slice(end + 1);
+    }
+  });
+  await until(() => lines.some((line) => line.ready), 'the mailbox child to open its pipe');
+  return { mailbox, child, lines };
+}
+
+const call = (event: string) => ({ v: 1, op: 'hook', call: { event, stdin: '{"x":1}', envHints: { codex: false, claude: true } } });
+
+describe.skipIf(process.platform === 'win32')('the hooks’ mailbox', () => {
+  it('a posted call gets its answer, and no file is left behind', async () => {
+    const { mailbox, lines } = await serve('echo');
+    const answer = postToMailbox<{ ok: boolean; echo: unknown }>(mailbox, call('PreToolUse'), 5_000);
+    expect(answer).toEqual({ reply: { ok: true, echo: call('PreToolUse') } });
+    await until(() => lines.some((line) => line.call), 'the child to report the call');
+    expect(readdirSync(mailbox.dir)).toEqual([]);
+  });
+
+  it('calls one after another each get their own answer', async () => {
+    const { mailbox } = await serve('echo');
+    const events = ['SessionStart', 'PreToolUse', 'Stop', 'UserPromptSubmit'];
+    for (const event of events) expect(postToMailbox<{ echo: unknown }>(mailbox, call(event), 5_000)).toEqual({ reply: { ok: true, echo: call(event) } });
+  });
+
+  it('without a pipe there is no mailbox: null, so the hook asks the socket', () => {
+    const run = tempDir();
+    expect(postToMailbox({ fifo: join(run, 'hooks.fifo'), dir: join(run, 'hooks') }, call('Stop'), 1_000)).toBeNull();
+  });
+
+  it('a pipe nobody reads (a dead server’s) is refused at once', () => {
+    const run = tempDir();
+    const mailbox = { fifo: join(run, 'hooks.fifo'), dir: join(run, 'hooks') };
+    mkdirSync(mailbox.dir);
+    expect(spawnSync('mkfifo', [mailbox.fifo]).status).toBe(0);
+    const started = Date.now();
+    expect(postToMailbox(mailbox, call('Stop'), 5_000)).toEqual({ failure: 'refused' });
+    expect(Date.now() - started).toBeLessThan(4_000); // not the 5 s wait
+    expect(readdirSync(mailbox.dir)).toEqual([]);
+  });
+
+  it('a hook that stops waiting takes its call back, and the server never handles it but says which event gave up', async () => {
+    const { mailbox, child, lines } = await serve('echo');
+    child.kill('SIGSTOP');
+    expect(postToMailbox(mailbox, call('Stop'), 300)).toEqual({ failure: 'timeout' });
+    child.kill('SIGCONT');
+    await until(() => lines.some((line) => 'withdrawn' in line), 'the server to find the call taken back');
+    expect(lines.filter((line) => !line.ready)).toEqual([{ withdrawn: 'Stop' }]);
+    expect(readdirSync(mailbox.dir)).toEqual([]);
+  });
+
+  it('a server that dies while a hook waits is noticed at once (lost), not after the whole wait', async () => {
+    const { mailbox, child, lines } = await serve('hold');
+    // The hook blocks this process while it waits: the kill comes from a separate shell.
+    spawn('sh', ['-c', `sleep 0.5; kill -9 ${child.pid}`], { stdio: 'ignore', detached: true }).unref();
+    const started = Date.now();
+    expect(postToMailbox(mailbox, call('UserPromptSubmit'), 20_000)).toEqual({ failure: 'lost' });
+    expect(Date.now() - started).toBeLessThan(10_000);
+    await until(() => lines.some((line) => line.call), 'the child’s report of the call it claimed');
+    expect(existsSync(mailbox.fifo)).toBe(true); // a dead server's pipe stays until the next server replaces it
+  });
+});
