@@ -177,6 +177,19 @@ describe('BM25 index', () => {
       expect(got.index.search('topic9', 10)).toEqual(unchanged);
     });
 
+    it('finds an engram written since the base under a tag the base never held', () => {
+      const store = seeded(40);
+      const cache = createBm25Cache(undefined, { overlayFrom: 10 });
+      expect(cache.get(store).source).toBe('rebuilt');
+      addEngram(store, { text: 'Flamingo deploys need a checklist.', tags: 'birds' });
+      const got = cache.get(store);
+      expect(got.source).toBe('memory');
+      expect(ids(got.index.search('flamingo', 10, { tags: ['birds'] }))).toEqual([41]);
+      expect(ids(got.index.search('flamingo deploys', 10, { tags: ['birds', 'k8s'] }))).toEqual([]);
+      // A tag only base documents hold still filters the overlay out.
+      expect(ids(got.index.search('flamingo', 10, { tags: ['k8s'] }))).toEqual([]);
+    });
+
     it('a cold process loads the snapshot and takes the changes since; a pruned log means a rebuild', () => {
       const store = seeded(40);
       const dir = tempDir();
