@@ -294,7 +294,8 @@ interface Cell {
   estimates: number[];
 }
 
-function replayCell(set: EvalSetName, embedder: string, signals: QuerySignals[], variant: Variant): Cell {
+/** Replays a set's queries with a variant, store by store (one store per group for the sets that have one each). */
+function replaySet(signals: QuerySignals[], set: EvalSetName, embedder: string, variant: Variant): { ranked: Map<string, Ranked>; estimates: number[] } {
   const stores = new Map<string, QuerySignals[]>();
   const perGroup = evalSetFiles(root, set, 'dev').storePerGroup;
   for (const q of signals) {
@@ -308,6 +309,11 @@ function replayCell(set: EvalSetName, embedder: string, signals: QuerySignals[],
     for (const [q, r] of out.ranked) ranked.set(q, r);
     estimates.push(out.estimate);
   }
+  return { ranked, estimates };
+}
+
+function replayCell(set: EvalSetName, embedder: string, signals: QuerySignals[], variant: Variant): Cell {
+  const { ranked, estimates } = replaySet(signals, set, embedder, variant);
   const answerable = signals.filter((q) => q.relevant.length > 0);
   const mean = (pick: (q: QuerySignals) => number): number => answerable.reduce((sum, q) => sum + pick(q), 0) / Math.max(1, answerable.length);
   const bm25 = mean((q) => judge(q, engineLists(q, embedder).bm25).recall);
@@ -378,14 +384,7 @@ function swapTable(all: Record<string, QuerySignals[]>): string[] {
   const lines = [`round 1 against BM25 (dev): places of the top ${TUNING.topK} swapped per query; relevant share of BM25's hit ${TUNING.topK} and of the vector list's best hit outside BM25's top ${TUNING.topK}`];
   for (const [key, signals] of Object.entries(all)) {
     const [embedder, set] = key.split('|') as [string, EvalSetName];
-    const stores = new Map<string, QuerySignals[]>();
-    const perGroup = evalSetFiles(root, set, 'dev').storePerGroup;
-    for (const q of signals) {
-      const store = perGroup ? (q.group ?? '') : '';
-      stores.set(store, [...(stores.get(store) ?? []), q]);
-    }
-    const ranked = new Map<string, Ranked>();
-    for (const queries of stores.values()) for (const [q, r] of replayStore(queries, embedder, roundOne).ranked) ranked.set(q, r);
+    const { ranked } = replaySet(signals, set, embedder, roundOne);
     const answerable = signals.filter((q) => q.relevant.length > 0);
     let swapped = 0;
     let tenth = 0;
@@ -415,14 +414,7 @@ function abstainTable(all: Record<string, QuerySignals[]>): string[] {
   const cells: Array<{ embedder: string; queries: Array<{ signals: QuerySignals; top: ListEntry[]; agreed: boolean[]; similarity: number[] }> }> = [];
   for (const [key, signals] of Object.entries(all)) {
     const [embedder, set] = key.split('|') as [string, EvalSetName];
-    const stores = new Map<string, QuerySignals[]>();
-    const perGroup = evalSetFiles(root, set, 'dev').storePerGroup;
-    for (const q of signals) {
-      const store = perGroup ? (q.group ?? '') : '';
-      stores.set(store, [...(stores.get(store) ?? []), q]);
-    }
-    const ranked = new Map<string, Ranked>();
-    for (const queries of stores.values()) for (const [q, r] of replayStore(queries, embedder, shipped).ranked) ranked.set(q, r);
+    const { ranked } = replaySet(signals, set, embedder, shipped);
     cells.push({
       embedder,
       queries: signals.map((q) => {

@@ -51,8 +51,12 @@ export interface VectorRepo {
   findSpace(model: string, dim: number): VectorSpace | undefined;
   /** Every space with its vector count, newest use first. */
   spaces(): VectorSpaceInfo[];
-  /** Stores (or replaces) one engram's vector, made from `embeddingText(text)` of the text whose content hash is given. */
-  put(space: VectorSpace, engramId: number, textHash: string, vector: Float32Array, at: string): void;
+  /**
+   * Stores (or replaces) one engram's vector, made from `embeddingText(text)` of the text whose content hash is given.
+   * Call it inside a write transaction: its `embedded_at` is the clock at the write, taken while the write lock is
+   * held, so vector writes order by it as they commit (the warm server's in-memory index reads them in that order).
+   */
+  put(space: VectorSpace, engramId: number, textHash: string, vector: Float32Array): void;
   /** Live, non-deprecated engrams without a current vector in the space, in id order, after `afterId` (keyset paging). */
   pending(space: VectorSpace, limit: number, afterId?: number): PendingVector[];
   countPending(space: VectorSpace): number;
@@ -175,13 +179,14 @@ export function createVectorRepo(db: Database): VectorRepo {
         .all();
       return rows.map((row) => ({ ...toSpace(row), vectors: row.vectors, created_at: row.created_at, last_used_at: row.last_used_at }));
     },
-    put(space, engramId, textHash, vector, at) {
+    put(space, engramId, textHash, vector) {
       if (vector.length !== space.dim) {
         throw new Error(`vector has ${vector.length} dimensions; ${space.model} has ${space.dim}`);
       }
       statements(space).remove.run(BigInt(engramId));
       statements(space).insert.run(BigInt(engramId), toBlob(vector));
-      upsertBookkeeping.run(engramId, space.id, stamp(textHash), at);
+      // The time of the write, not of the embedding (which may be long before: a batch, an extraction's LLM calls).
+      upsertBookkeeping.run(engramId, space.id, stamp(textHash), new Date().toISOString());
     },
     pending(space, limit, afterId = 0) {
       return pendingPage.all(space.id, afterId, limit);

@@ -399,7 +399,7 @@ async function keepLesson(
         ...(verdicts?.size ? { verdicts } : {}),
         ...(moment ? { sources: [moment] } : {}),
       });
-      if (space && vector && result.status === 'created') store.vectors().put(space, result.engram.id, result.engram.content_hash, vector, options.at);
+      if (space && vector && result.status === 'created') store.vectors().put(space, result.engram.id, result.engram.content_hash, vector);
       return result;
     },
     options.at,

@@ -161,7 +161,7 @@ function compileFilter(base: PackedBase, filter: Bm25Filter): ((doc: number) => 
     required = [];
     for (const tag of filter.tags) {
       const id = dicts.tag.indexOf(tag);
-      if (id < 0) return 'none'; // nobody holds that tag
+      if (id < 0) return 'none'; // no base document holds that tag
       required.push(id);
     }
   }
@@ -265,7 +265,11 @@ export class PackedBm25Index implements Bm25Index {
     const tokens = searchTerms(query);
     const base = this.base;
     const pass = filterActive(filter) ? compileFilter(base, filter) : undefined;
-    if (pass === 'none') return [];
+    // No base document can pass (a required tag the base never saw), but an engram written since may: the overlay.
+    if (pass === 'none') {
+      if (this.overlay.size > 0) this.searchOverlay(tokens, filter, top);
+      return top.sorted();
+    }
     const scratch = scratchOf(base);
     const { scores, seen, touched, epoch } = scratch;
     const { offsets, postDocs, postWeights, ids } = base;

@@ -436,8 +436,12 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
 
       const lists: RankedList[] = [];
       const bm25Scores = new Map<number, number>();
+      // The BM25 index this search reads (hits, then coverage and the abstain rule): taken once. Asking the cache
+      // again after the awaits below could find the store moved on and rebuild on this thread, past the worker.
+      let bm25Index: Bm25Index | undefined;
       if (mode !== 'vector') {
         const { index, source } = await bm25.getAsync(store);
+        bm25Index = index;
         response.timings.bm25_index = source;
         const hits = index.search(request.query, TUNING.pool * TUNING.bm25Overfetch, bm25Filter(request));
         const kept: typeof hits = [];
@@ -548,7 +552,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
         const missing = ids.filter((id) => !engrams.has(id));
         if (missing.length > 0) for (const engram of store.engrams.getMany(missing)) engrams.set(engram.id, engram);
       };
-      const { index } = bm25.get(store);
+      const index = bm25Index ?? (await bm25.getAsync(store)).index;
       const terms = queryTerms(request.query);
       const idf = (term: string): number => index.idf(term);
       // The query terms each candidate holds (coverage and the abstain rule look up nothing else): from the index,

@@ -11,9 +11,10 @@ import { VECTOR_SCAN_WASM } from './vector-scan-wasm.js';
  * inside the margin (bench/search.mjs counts identical top-50 lists), at a fraction of vec0's brute-force cost.
  *
  * It follows the space: each search first reads the vectors written since it last looked (`engram_vectors.
- * embedded_at`, indexed with the engram id since migration 13) and re-encodes them; at most every 30 s it also
- * compares its count with the space's and, when they differ, drops the vectors pruned from the space (they belong to
- * deleted or deprecated engrams, which the gates reject anyway unless deprecated ones are asked for).
+ * embedded_at`, the time of the write, indexed with the engram id since migration 13) and re-encodes them; at most
+ * every 30 s it also compares its count with the space's and, when they differ, drops the vectors pruned from the
+ * space (they belong to deleted or deprecated engrams, which the gates reject anyway unless deprecated ones are asked
+ * for) and loads any it missed.
  */
 export interface VectorIndex {
   readonly size: number;
@@ -52,8 +53,10 @@ export function cosineDistance(x: Float32Array, xAt: number, y: Float32Array, di
   return f(1 - dot / (Math.sqrt(a) * Math.sqrt(b)));
 }
 
-/** How often an index checks for vectors removed from its space (one count query). */
+/** How often an index compares its count with the space's (one count query), and loads or drops the difference. */
 const RECONCILE_MS = 30_000;
+/** How far before its bookmark each sync reads vector writes again (writes of one millisecond, small clock steps). */
+const RESYNC_MS = 2_000;
 
 /** Nearest first, ties by engram id. */
 const nearest = (a: Neighbour, b: Neighbour): number => a.distance - b.distance || a.id - b.id;
@@ -146,17 +149,31 @@ export function createVectorIndex(store: Store, space: VectorSpace): VectorIndex
   };
 
   const vectors = store.vectors();
-  // Bookmark: the last vector write read, in (embedded_at, engram id) order. Writes after it are read at each search.
-  // (A write in the same millisecond as the bookmark with a lower engram id, from another process, is missed until
-  // the server restarts: BM25 still finds that engram.)
+  // Bookmark: the last vector write read, in (embedded_at, engram id) order. `embedded_at` is the clock at the write,
+  // under the write lock (core/store put), so writes arrive in that order — except writes of one millisecond, which
+  // order by engram id whatever their commit order, and a clock that steps back. So each sync reads again the writes
+  // of the last RESYNC_MS before the bookmark, skipping those already read (`recent`); and a reconcile loads any
+  // vector of the space the index still lacks.
   let since: VectorWrite = { embedded_at: '', id: 0 };
+  const recent = new Map<number, string>();
   let reconciledAt = Date.now();
+  const load = (id: number): void => {
+    const vector = vectors.vectorOf(space, id);
+    if (vector) put(id, vector);
+    else if (rowOf.has(id)) alive[rowOf.get(id) as number] = 0; // written, then removed
+  };
   const sync = (options: { reconcile?: boolean } = {}): void => {
-    for (const write of vectors.writtenSince(space, since)) {
-      const vector = vectors.vectorOf(space, write.id);
-      if (vector) put(write.id, vector);
-      else if (rowOf.has(write.id)) alive[rowOf.get(write.id) as number] = 0; // written, then removed
-      since = write;
+    const bookmark = Date.parse(since.embedded_at);
+    const horizon = Number.isNaN(bookmark) ? '' : new Date(bookmark - RESYNC_MS).toISOString();
+    for (const write of vectors.writtenSince(space, horizon < since.embedded_at ? { embedded_at: horizon, id: 0 } : since)) {
+      if (recent.get(write.id) !== write.embedded_at) load(write.id);
+      recent.set(write.id, write.embedded_at);
+      if (write.embedded_at > since.embedded_at || (write.embedded_at === since.embedded_at && write.id > since.id)) since = write;
+    }
+    const latest = Date.parse(since.embedded_at);
+    if (!Number.isNaN(latest)) {
+      const keepFrom = new Date(latest - RESYNC_MS).toISOString();
+      for (const [id, at] of recent) if (at < keepFrom) recent.delete(id);
     }
     if (!options.reconcile && Date.now() - reconciledAt < RECONCILE_MS) return;
     reconciledAt = Date.now();
@@ -165,6 +182,10 @@ export function createVectorIndex(store: Store, space: VectorSpace): VectorIndex
     if (live === vectors.written(space).vectors) return;
     const present = new Set(vectors.engramIds(space));
     for (let row = 0; row < count; row++) if (!present.has(ids[row] as number)) alive[row] = 0;
+    for (const id of present) {
+      const row = rowOf.get(id);
+      if (row === undefined || alive[row] === 0) load(id);
+    }
   };
   // Loading, a keyset page of engram ids at a time. The bookmark is taken first, so a vector written during the
   // load is read again by the sync that ends it.

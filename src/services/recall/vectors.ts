@@ -65,7 +65,7 @@ export async function embedPending(store: Store, embedder: Embedder, options: Em
     const embedded = await embedder.embed(batch.map((row) => embeddingText(row.text)));
     const at = now().toISOString();
     store.write(() => {
-      batch.forEach((row, i) => vectors.put(space, row.id, row.content_hash, embedded[i] as Float32Array, at));
+      batch.forEach((row, i) => vectors.put(space, row.id, row.content_hash, embedded[i] as Float32Array));
       vectors.touch(space, at);
     });
     report.embedded += batch.length;

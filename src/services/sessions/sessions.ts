@@ -5,7 +5,7 @@
  * state of each, its prompts (redacted when stored) and its tapes. Read-only.
  * @module
  */
-import { EngramError, type Agent, type EngramStatus, type EvaluationState, type ExtractionState, type Session, type Store } from '../../core/index.js';
+import { EngramError, type Agent, type EngramStatus, type EvaluationState, type ExtractionState, type Session, type Store, type ToolEventRecord } from '../../core/index.js';
 import { tapeFolders } from '../provenance/index.js';
 import { listTapePage, tapeLocation, type TapeEntry } from '../tape/index.js';
 
@@ -162,16 +162,8 @@ export interface ActivityPage<T> {
   limit: number;
 }
 
-/** One tool call the hooks saw. */
-export interface SessionToolEvent {
-  tool_use_id: string;
-  tool_name: string;
-  target: string | null;
-  ok: boolean;
-  error: string | null;
-  duration_ms: number | null;
-  at: string;
-}
+/** One tool call the hooks saw (its session is the one asked about). */
+export type SessionToolEvent = Omit<ToolEventRecord, 'session_id'>;
 
 /** Everything recorded about one session. */
 export interface SessionDetail {

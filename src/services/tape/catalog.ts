@@ -209,7 +209,11 @@ function timelineEvent(event: TapeEvent, offset: number): TimelineEvent {
     if (text === null || text === undefined) return null;
     if (text.length <= TIMELINE_FIELD_CHARS) return text;
     truncated = true;
-    return `${text.slice(0, TIMELINE_FIELD_CHARS - 1)}…`;
+    // Never half of a surrogate pair (an emoji at the cut): a lone surrogate is not text.
+    let end = TIMELINE_FIELD_CHARS - 1;
+    const last = text.charCodeAt(end - 1);
+    if (last >= 0xd800 && last <= 0xdbff) end--;
+    return `${text.slice(0, end)}…`;
   };
   const view: TimelineEvent = {
     offset,

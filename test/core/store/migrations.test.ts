@@ -31,6 +31,14 @@ describe('migrate', () => {
     store.close();
   });
 
+  it('numbers migrations strictly upward, with 15 never used: a store at 16 would skip a 15 added later', () => {
+    const versions = MIGRATIONS.map((m) => m.version);
+    // migrate() applies only versions above the store's user_version, so a migration numbered below one already
+    // released is silently never applied to upgraded stores. 15 was skipped (16 landed first): it stays unused.
+    const expected = Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1).filter((version) => version !== 15);
+    expect(versions).toEqual(expected);
+  });
+
   it('is idempotent: reopening applies nothing and changes nothing', () => {
     const path = join(tempDir(), 'engram.db');
     openStore({ path }).close();

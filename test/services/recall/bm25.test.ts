@@ -177,6 +177,41 @@ describe('BM25 index', () => {
       expect(got.index.search('topic9', 10)).toEqual(unchanged);
     });
 
+    it('finds an engram written since the base under a tag the base never held', () => {
+      const store = seeded(40);
+      const cache = createBm25Cache(undefined, { overlayFrom: 10 });
+      expect(cache.get(store).source).toBe('rebuilt');
+      addEngram(store, { text: 'Flamingo deploys need a checklist.', tags: 'birds' });
+      const got = cache.get(store);
+      expect(got.source).toBe('memory');
+      expect(ids(got.index.search('flamingo', 10, { tags: ['birds'] }))).toEqual([41]);
+      expect(ids(got.index.search('flamingo deploys', 10, { tags: ['birds', 'k8s'] }))).toEqual([]);
+      // A tag only base documents hold still filters the overlay out.
+      expect(ids(got.index.search('flamingo', 10, { tags: ['k8s'] }))).toEqual([]);
+    });
+
+    it('a builder that fails is reported, the search rebuilds here, and background builds wait a minute before trying again', async () => {
+      const store = seeded(300);
+      const errors: unknown[] = [];
+      let builds = 0;
+      const builder = async () => {
+        builds++;
+        throw new Error('worker died');
+      };
+      const cache = createBm25Cache(tempDir(), { overlayFrom: 10, builder, onError: (error) => errors.push(error) });
+      const first = await cache.getAsync(store);
+      expect(first.source).toBe('rebuilt');
+      expect(ids(first.index.search('topic12', 5))).toEqual([12]);
+      expect([builds, errors.length]).toEqual([1, 1]);
+      // Past the background limit the overlay keeps answering; no new build is started while the last one failed.
+      for (let i = 0; i < 210; i++) addEngram(store, { text: `Heron note ${i} about caching.` });
+      const during = await cache.getAsync(store);
+      expect(during.source).toBe('memory');
+      expect(during.index.search('heron', 300)).toHaveLength(210);
+      await cache.settled();
+      expect([builds, errors.length]).toEqual([1, 1]);
+    });
+
     it('a cold process loads the snapshot and takes the changes since; a pruned log means a rebuild', () => {
       const store = seeded(40);
       const dir = tempDir();

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { EmbedderChoice, Store } from '../../../src/core/index.js';
 import {
   addEngram,
+  buildBm25Snapshot,
   createSearchEngine,
   deleteEngram,
   deprecateEngram,
@@ -12,7 +13,7 @@ import {
   updateEngram,
   type SearchEngineOptions,
 } from '../../../src/services/index.js';
-import { createHashingEmbedder } from '../../../src/core/index.js';
+import { createHashingEmbedder, openStore } from '../../../src/core/index.js';
 import { tempDir, tempStore } from '../../_helpers.js';
 
 // Plumbing tests use the deterministic hashing embedder: it makes texts that share words close, which is enough to
@@ -444,5 +445,75 @@ describe('the speed of the vector half', () => {
     expect([first.timings.vectors, again.timings.vectors]).toEqual(['searched', 'cached']);
     expect(embedded).toBe(1);
     expect(again.results.map((hit) => hit.id)).toEqual(first.results.map((hit) => hit.id));
+  });
+});
+
+describe('the BM25 index a search reads', () => {
+  /** Engrams written straight into the table (fast), as another process would. */
+  function insertMany(store: Store, n: number, word: string): void {
+    const at = new Date().toISOString();
+    store.write(() => {
+      for (let i = 0; i < n; i++) {
+        store.engrams.insert({
+          kind: 'lesson', title: null, text: `Lesson ${i} about ${word} and caching topic${i}.`, content: null, category: 'general', tags: [], prerequisites: null,
+          source: 'manual', source_sessions: [], session_id: null, tool_name: null, occurrence_count: 1, times_matched: 0, last_matched_at: null,
+          pinned: false, auto_pinned: false, deprecated: false, deprecated_reason: null, project: null, scope: 'personal', topic_key: null,
+          revision_count: 0, duplicate_count: 0, created_at: at, updated_at: at, last_seen_at: at, deleted_at: null,
+        });
+      }
+    });
+  }
+
+  it('is taken once per search: writes while the query embeds never make the search rebuild on its own thread', async () => {
+    const store = tempStore();
+    insertMany(store, 1_200, 'queues');
+    // The warm server's worker, here: its own connection, off the engine's store.
+    let builds = 0;
+    const builder = async (job: { dbPath: string; indexDir: string | undefined }) => {
+      builds++;
+      const own = openStore({ path: job.dbPath, migrate: false });
+      try {
+        return buildBm25Snapshot(own, job.indexDir);
+      } finally {
+        own.close();
+      }
+    };
+    // Another process writes more than the overlay takes while this search embeds its query.
+    const other = openStore({ path: store.path });
+    let writeWhileEmbedding = false;
+    const hashing = createHashingEmbedder();
+    const embedder = {
+      ...hashing,
+      async embed(texts: string[]) {
+        if (writeWhileEmbedding) {
+          writeWhileEmbedding = false;
+          insertMany(other, 3_100, 'herons');
+        }
+        return hashing.embed(texts);
+      },
+    };
+    await embedPending(store, hashing);
+    let inline = 0;
+    const iterate = store.engrams.iterateSearchable.bind(store.engrams);
+    store.engrams.iterateSearchable = () => {
+      inline++;
+      return iterate();
+    };
+    const search = createSearchEngine(store, { embedder: null, loadedEmbedder: embedder, tuning, skipDecisive: false, bm25Builder: builder });
+    // A vector search on a cold engine builds BM25 (the abstain rule reads it) through the builder too.
+    await search.search({ query: 'queues caching topic7', mode: 'vector' });
+    expect([builds, inline]).toEqual([1, 0]);
+    await search.search({ query: 'queues caching topic8' });
+    writeWhileEmbedding = true;
+    const during = await search.search({ query: 'queues caching topic9' });
+    expect(writeWhileEmbedding).toBe(false);
+    expect(during.timings.vectors).toBe('searched');
+    expect(during.results.length).toBeGreaterThan(0);
+    expect(inline).toBe(0);
+    // The next search takes the writes through the builder.
+    const after = await search.search({ query: 'herons topic12', mode: 'bm25' });
+    expect(after.results.map((hit) => hit.engram.text)).toContain('Lesson 12 about herons and caching topic12.');
+    expect([builds, inline]).toEqual([2, 0]);
+    other.close();
   });
 });

@@ -109,4 +109,45 @@ describe('in-memory vector index', () => {
     expect(missing).toEqual([100_000]);
     expect(index.vectorOf(17)).toEqual(store.vectors().vectorOf(space, 17));
   });
+  it('loads vector writes that commit out of timestamp order: one millisecond apart, or from a clock that stepped back', async () => {
+    const store = tempStore();
+    fill(store, 300);
+    await embedPending(store, embedder, { batchSize: 100 });
+    const space = store.vectors().findSpace(embedder.model, DIM)!;
+    const index = createVectorIndex(store, space);
+    expect(index.loadSlice(Number.POSITIVE_INFINITY)).toBe(true);
+    const [a, b, c] = ['first lesson', 'second lesson', 'third lesson'].map((text) => addEngram(store, { text }).engram);
+    const vectorOf = new Map([a, b, c].map((engram) => [engram!.id, vectorFor()]));
+    const write = (id: number): void => {
+      const engram = store.engrams.get(id)!;
+      store.write(() => store.vectors().put(space, id, engram.content_hash, vectorOf.get(id)!));
+    };
+    // Another process commits engram a's vector after the index read b's, stamped in the same millisecond (stamps
+    // of one millisecond order by engram id, not by commit): simulated by giving it b's stamp.
+    write(b!.id);
+    index.sync();
+    expect(index.knn(vectorOf.get(b!.id)!, 1)[0]?.id).toBe(b!.id);
+    write(a!.id);
+    const stampOf = store.db.prepare('SELECT embedded_at FROM engram_vectors WHERE engram_id = ?').pluck();
+    store.db.prepare('UPDATE engram_vectors SET embedded_at = ? WHERE engram_id = ?').run(stampOf.get(b!.id), a!.id);
+    index.sync();
+    expect(index.knn(vectorOf.get(a!.id)!, 1)).toEqual(store.vectors().knn(space, vectorOf.get(a!.id)!, 1));
+    expect(index.vectorOf(a!.id)).toEqual(store.vectors().vectorOf(space, a!.id));
+    // A write stamped long before the bookmark (the clock stepped back) is loaded by the next reconcile.
+    write(c!.id);
+    store.db.prepare('UPDATE engram_vectors SET embedded_at = ? WHERE engram_id = ?').run('2020-01-01T00:00:00.000Z', c!.id);
+    index.sync({ reconcile: true });
+    expect(index.vectorOf(c!.id)).toEqual(store.vectors().vectorOf(space, c!.id));
+    expect(index.size).toBe(303);
+    for (const id of [a!.id, b!.id, c!.id]) expect(index.knn(vectorOf.get(id)!, 5)).toEqual(store.vectors().knn(space, vectorOf.get(id)!, 5));
+  });
+
+  it('stamps each vector with the time it was written, not when its batch was embedded', async () => {
+    const store = tempStore();
+    fill(store, 3);
+    await embedPending(store, embedder, { now: () => new Date('2020-01-01T00:00:00.000Z') });
+    const stamps = store.db.prepare('SELECT embedded_at FROM engram_vectors').pluck().all() as string[];
+    expect(stamps).toHaveLength(3);
+    for (const stamp of stamps) expect(Date.now() - Date.parse(stamp)).toBeLessThan(60_000);
+  });
 });

@@ -4,9 +4,9 @@
  * page of events at a time or around one event, with long texts cut.
  */
 import { utimesSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { findTape, initRepo, listTapePage, recordTranscript, tapeLocation, tapeTimeline, TIMELINE_FIELD_CHARS } from '../../../src/services/index.js';
+import { findTape, initRepo, listTapePage, readTape, recordTranscript, tapeLocation, tapeTimeline, TIMELINE_FIELD_CHARS, writeTape } from '../../../src/services/index.js';
 import { SHARED, tempDir, thrown } from '../../_helpers.js';
 
 const FIXTURES = join(SHARED, 'fixtures', 'transcripts');
@@ -62,5 +62,20 @@ describe('tape catalog', () => {
     expect(around.events.some((event) => event.offset === edit?.offset)).toBe(true);
     expect(thrown(() => tapeTimeline(main, { around: whole.total }))?.code).toBe('INVALID_INPUT');
     expect(whole.events.every((event) => (event.text ?? '').length <= TIMELINE_FIELD_CHARS)).toBe(true);
+  });
+  it('cuts a long field to the timeline limit, never through a surrogate pair', async () => {
+    const { claude, dirs } = await recorded();
+    const tape = readTape(claude.tapes[0]?.path as string);
+    // An emoji straddles the cut: its first half is the last character kept.
+    const long = `${'x'.repeat(TIMELINE_FIELD_CHARS - 2)}😀${'y'.repeat(2_000)}`;
+    const last = tape.events.at(-1)!;
+    const written = await writeTape(tempDir(), [...tape.events, { k: 'msg.in', t: last.t, source: last.source, text: long }]);
+    const whole = tapeTimeline(findTape([...dirs, dirname(written.path)], written.tape_id), { limit: 1000 });
+    const event = whole.events.at(-1);
+    expect(event).toMatchObject({ k: 'msg.in', truncated: true });
+    expect(event?.text?.length).toBeLessThanOrEqual(TIMELINE_FIELD_CHARS);
+    expect(event?.text).toBe(`${'x'.repeat(TIMELINE_FIELD_CHARS - 2)}…`);
+    expect(event?.text).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
+    expect(whole.events.slice(0, -1).every((other) => !other.truncated)).toBe(true);
   });
 });
