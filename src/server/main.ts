@@ -41,6 +41,9 @@ import {
   runPendingJobs,
   searchTuning,
   syncJournal,
+  syncTextIndex,
+  textIndexWorkerBuilder,
+  warmTextIndex,
   type Actor,
   type Caller,
   type OpContext,
@@ -454,6 +457,7 @@ server.listen(paths.socket, () => {
   log.info('server listening', { pid: process.pid, version: VERSION, socket: paths.socket, idle_ms: idleMs, embedder: choice?.spec?.kind ?? null, foreground });
   scheduleJobs();
   void warmUp();
+  void warmTexts();
   void startHttp();
 });
 
@@ -639,6 +643,28 @@ async function warmUp(): Promise<void> {
   }
 }
 
+const textIndexWorker = join(dirname(fileURLToPath(import.meta.url)), 'text-index-worker.mjs');
+let textsWarming = false;
+let textsFailedAt = 0;
+/**
+ * Builds the text index saves compare new texts with (conflicts) and review's near-duplicates read, in a worker
+ * thread: analysing every engram takes seconds at 100k, which a save arriving first would otherwise pay inline.
+ */
+async function warmTexts(): Promise<void> {
+  if (textsWarming || Date.now() - textsFailedAt < 60_000) return;
+  textsWarming = true;
+  const started = performance.now();
+  try {
+    const how = await warmTextIndex(store, textIndexWorkerBuilder(textIndexWorker));
+    if (how === 'built') log.info('text index ready', { ms: Math.round(performance.now() - started) });
+  } catch (error) {
+    textsFailedAt = Date.now();
+    log.warn('text index build failed; saves build it when they need it', { error });
+  } finally {
+    textsWarming = false;
+  }
+}
+
 /** Texts per embedding call in the background: small, so a hook waiting behind one batch is not kept long. */
 const BACKGROUND_BATCH = 8;
 
@@ -666,6 +692,13 @@ setInterval(() => {
     if (store.jobs.counts().pending > 0) scheduleJobs();
   } catch (error) {
     log.warn('job sweep failed', { error });
+  }
+  // What other processes wrote reaches the text index between saves; one the change log no longer reaches back to
+  // is built again in the worker rather than by the next save.
+  try {
+    if (!textsWarming && !syncTextIndex(store)) void warmTexts();
+  } catch (error) {
+    log.warn('text index sync failed', { error });
   }
 }, JOB_SWEEP_EVERY_MS).unref();
 setInterval(() => {

@@ -58,8 +58,11 @@ export {
   verifyJournal,
   journalPath,
   compareTexts,
-  ConflictIndex,
   findConflicts,
+  syncTextIndex,
+  warmTextIndex,
+  runTextIndexWorker,
+  textIndexWorkerBuilder,
   llmVerdicts,
   sourcesOf,
 } from './governance/index.js';

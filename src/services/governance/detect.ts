@@ -4,7 +4,8 @@
  * @module
  */
 import { sanitizeText, type EngramStatus, type LlmClient, type Store } from '../../core/index.js';
-import { analyse, CONFLICT_RULES, llmVerdict, ruleVerdict, subjectOverlap, type Analysis, type ConflictVerdict } from './conflicts.js';
+import { analyse, CONFLICT_RULES, llmVerdict, ruleVerdict, type ConflictVerdict } from './conflicts.js';
+import { analysed, textIndexOf } from './text-index.js';
 import type { ChangeSet } from './audit.js';
 
 /** What is compared: the text and where it would be shown. */
@@ -24,126 +25,31 @@ export interface FoundConflict extends ConflictVerdict {
 /** LLM verdicts computed ahead of a write transaction (LLM calls are async, transactions are not), by other engram id. */
 export type PrecomputedVerdicts = ReadonlyMap<number, ConflictVerdict>;
 
-interface Candidate {
-  id: number;
-  text: string;
-  analysis: Analysis;
-}
-
-// Analyses of stored texts, per store, by id and content hash: an add compares against every active engram in scope,
-// and re-analysing thousands of texts on every add would cost more than the add.
-const analyses = new WeakMap<Store, Map<number, { hash: string; analysis: Analysis }>>();
-
-/** Active engrams the probe would be shown beside, analysed. */
-function candidates(store: Store, probe: ConflictProbe, statuses: readonly EngramStatus[] = ['active']): Candidate[] {
-  const rows = store.db
-    .prepare(
-      `SELECT id, text, content_hash FROM engrams
-        WHERE deleted_at IS NULL AND status IN (SELECT value FROM json_each(?)) AND id IS NOT ?
-          AND (? IS NULL OR project IS NULL OR project = ?)`,
-    )
-    .all(JSON.stringify(statuses), probe.id ?? null, probe.project, probe.project) as Array<{ id: number; text: string; content_hash: string }>;
-  return rows.map((row) => ({ id: row.id, text: row.text, analysis: analysisOf(store, row) }));
-}
-
-// The last text analysed as a probe: the same text is analysed again as a stored row right after it is written.
-let lastProbe: { text: string; analysis: Analysis } | null = null;
-
-/** `analyse`, remembering the last probe (the analysis is a pure function of the text). */
-function analysed(text: string): Analysis {
-  if (lastProbe?.text !== text) lastProbe = { text, analysis: analyse(text) };
-  return lastProbe.analysis;
-}
-
-/** A stored text's analysis, from the per-store cache while its content hash holds. */
-function analysisOf(store: Store, row: { id: number; text: string; content_hash: string }): Analysis {
-  let cache = analyses.get(store);
-  if (!cache) analyses.set(store, (cache = new Map()));
-  let entry = cache.get(row.id);
-  if (!entry || entry.hash !== row.content_hash) cache.set(row.id, (entry = { hash: row.content_hash, analysis: analysed(row.text) }));
-  return entry.analysis;
-}
-
-/** One active engram as the index holds it. */
-interface Indexed extends Candidate {
-  project: string | null;
-}
-
 /**
- * The active engrams of a store, analysed, with an inverted index from salient stem to engram, for many conflict
- * checks inside **one write transaction** (an import batch): loaded once, then kept true by {@link refresh} for every
- * engram the caller writes. A pair whose shared salient stems are fewer than `CONFLICT_RULES.subjectOverlap` of the
- * smaller side's can never be a rule conflict (rule 1): counting shared stems from the postings and comparing only
- * the pairs that pass gives exactly the verdicts of comparing with every engram, without reading and comparing every
- * row per line (which made an import quadratic: 29 engrams/s at 5,000 — docs/PERFORMANCE.md). Outside the
- * transaction it was loaded in, it is stale: other writers may have changed the store.
+ * The active engrams the probe contradicts, strongest signal first (an LLM verdict, when given, replaces the rules').
+ * Only engrams sharing at least `CONFLICT_RULES.subjectOverlap` of the smaller side's salient stems are judged: the
+ * rules give every other pair "no conflict" (rule 1), so the verdicts are those of judging every active engram in
+ * scope (test/services/governance/conflict-index.test.ts compares both), found through the store's text index.
  */
-export class ConflictIndex {
-  private readonly entries = new Map<number, Indexed>();
-  private readonly byStem = new Map<string, Set<number>>();
-  private one: ReturnType<Store['db']['prepare']> | undefined;
-
-  constructor(private readonly store: Store) {
-    const rows = store.db
-      .prepare("SELECT id, text, content_hash, project FROM engrams WHERE deleted_at IS NULL AND status = 'active'")
-      .all() as Array<{ id: number; text: string; content_hash: string; project: string | null }>;
-    for (const row of rows) this.add({ id: row.id, text: row.text, project: row.project, analysis: analysisOf(store, row) });
+export function findConflicts(store: Store, probe: ConflictProbe, precomputed?: PrecomputedVerdicts): FoundConflict[] {
+  const mine = analysed(probe.text);
+  const index = textIndexOf(store);
+  const found: Array<ConflictVerdict & { other_id: number }> = [];
+  for (const candidate of index.conflictCandidates(mine, probe, CONFLICT_RULES.subjectOverlap, precomputed?.keys())) {
+    const verdict = precomputed?.get(candidate.id) ?? ruleVerdict(mine, index.analysisOf(candidate.slot));
+    if (verdict.conflict) found.push({ ...verdict, other_id: candidate.id });
   }
-
-  /** Re-reads one engram after the caller wrote it (inserted, revised, status changed, deleted). */
-  refresh(id: number): void {
-    this.remove(id);
-    this.one ??= this.store.db.prepare("SELECT id, text, content_hash, project FROM engrams WHERE id = ? AND deleted_at IS NULL AND status = 'active'");
-    const row = this.one.get(id) as { id: number; text: string; content_hash: string; project: string | null } | undefined;
-    if (row) this.add({ id: row.id, text: row.text, project: row.project, analysis: analysisOf(this.store, row) });
-  }
-
-  /**
-   * The engrams the probe would be shown beside whose salient stems overlap it enough for rule 1 (shared stems
-   * counted from the postings, the same `shared / smaller side` as `ruleVerdict`), plus any with a precomputed verdict.
-   * The rest could only get "no conflict" from the rules, so they are not compared at all.
-   */
-  candidates(probe: ConflictProbe, mine: Analysis, precomputed?: PrecomputedVerdicts): Candidate[] {
-    const shared = new Map<number, number>();
-    for (const stem of mine.salient) for (const id of this.byStem.get(stem) ?? []) shared.set(id, (shared.get(id) ?? 0) + 1);
-    const found: Candidate[] = [];
-    for (const id of new Set([...(precomputed?.keys() ?? []), ...shared.keys()])) {
-      const entry = this.entries.get(id);
-      if (!entry || id === probe.id) continue;
-      if (probe.project !== null && entry.project !== null && entry.project !== probe.project) continue;
-      const overlap = (shared.get(id) ?? 0) / Math.min(mine.salient.size, entry.analysis.salient.size);
-      if (overlap < CONFLICT_RULES.subjectOverlap && !precomputed?.has(id)) continue;
-      found.push(entry);
-    }
-    return found;
-  }
-
-  private add(entry: Indexed): void {
-    this.entries.set(entry.id, entry);
-    for (const stem of entry.analysis.salient) {
-      let ids = this.byStem.get(stem);
-      if (!ids) this.byStem.set(stem, (ids = new Set()));
-      ids.add(entry.id);
-    }
-  }
-
-  private remove(id: number): void {
-    const entry = this.entries.get(id);
-    if (!entry) return;
-    this.entries.delete(id);
-    for (const stem of entry.analysis.salient) this.byStem.get(stem)?.delete(id);
-  }
+  if (found.length === 0) return [];
+  const texts = textsOf(store, found.map((conflict) => conflict.other_id));
+  return found
+    .map((conflict) => ({ ...conflict, other_text: texts.get(conflict.other_id) ?? '' }))
+    .sort((a, b) => b.overlap - a.overlap || a.other_id - b.other_id);
 }
 
-/** The active engrams the probe contradicts, strongest signal first (an LLM verdict, when given, replaces the rules'). */
-export function findConflicts(store: Store, probe: ConflictProbe, precomputed?: PrecomputedVerdicts, index?: ConflictIndex): FoundConflict[] {
-  const mine = analysed(probe.text);
-  const found: FoundConflict[] = [];
-  for (const candidate of index ? index.candidates(probe, mine, precomputed) : candidates(store, probe)) {
-    const verdict = precomputed?.get(candidate.id) ?? ruleVerdict(mine, candidate.analysis);
-    if (verdict.conflict) found.push({ ...verdict, other_id: candidate.id, other_text: candidate.text });
-  }
-  return found.sort((a, b) => b.overlap - a.overlap || a.other_id - b.other_id);
+/** Texts of a few engrams, by id. */
+function textsOf(store: Store, ids: readonly number[]): Map<number, string> {
+  const rows = store.db.prepare('SELECT id, text FROM engrams WHERE id IN (SELECT value FROM json_each(?))').all(JSON.stringify(ids)) as Array<{ id: number; text: string }>;
+  return new Map(rows.map((row) => [row.id, row.text]));
 }
 
 /**
@@ -154,13 +60,16 @@ export async function llmVerdicts(store: Store, probe: ConflictProbe, llm: LlmCl
   const verdicts = new Map<number, ConflictVerdict>();
   if (!llm || llm.provider === 'none') return verdicts;
   const mine = analyse(probe.text);
-  const close = store
-    .read(() => candidates(store, probe))
-    .map((candidate) => ({ candidate, overlap: subjectOverlap(mine, candidate.analysis) }))
-    .filter((entry) => entry.overlap >= CONFLICT_RULES.llmCandidateOverlap)
-    .sort((a, b) => b.overlap - a.overlap)
-    .slice(0, CONFLICT_RULES.llmMaxPairs);
-  for (const { candidate } of close) {
+  const close = store.read(() => {
+    const index = textIndexOf(store);
+    const nearest = index
+      .conflictCandidates(mine, probe, CONFLICT_RULES.llmCandidateOverlap)
+      .sort((a, b) => b.overlap - a.overlap || a.id - b.id)
+      .slice(0, CONFLICT_RULES.llmMaxPairs);
+    const texts = textsOf(store, nearest.map((candidate) => candidate.id));
+    return nearest.map((candidate) => ({ id: candidate.id, text: texts.get(candidate.id) ?? '', analysis: index.analysisOf(candidate.slot) }));
+  });
+  for (const candidate of close) {
     try {
       const verdict = await llmVerdict(llm, probe.text, candidate.text, ruleVerdict(mine, candidate.analysis), options.sessionId);
       if (verdict) verdicts.set(candidate.id, verdict);

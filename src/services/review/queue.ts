@@ -14,11 +14,14 @@ import {
   listAudit,
   sourcesOf,
   staleAfter,
+  textIndexOf,
   undoneBy,
+  contentTerms,
   type GovernancePolicy,
+  type TextIndex,
   type StoredSource,
 } from '../governance/index.js';
-import { contentWords, DEDUP } from '../learn/index.js';
+import { DEDUP } from '../learn/index.js';
 import { resolveEngram, type EngramRef } from '../memory/index.js';
 
 /** Why an engram is in the queue. */
@@ -95,108 +98,23 @@ export function conflictsOf(store: Store, engramId: number): ConflictView[] {
   }));
 }
 
-// Word sets of stored texts, per store, by id and content hash (reading a text's words costs ~0.1 ms: at 100k engrams
-// the first queue reads them all once, later ones only what changed).
-const wordCache = new WeakMap<Store, Map<number, { hash: string; words: Set<string> }>>();
-
 /**
- * The live pending and active engrams as an inverted index (word → positions), for near-duplicates: an item is compared
- * only with the engrams that share a word with it, counted through the postings, instead of with every live engram.
- * Kept per store until its search generation moves (every insert, delete, status or text change moves it).
+ * Live engrams (pending or active, in scope) saying nearly the same as `engram`: word overlap |A∩B| / min(|A|,|B|) ≥
+ * {@link NEAR_DUPLICATE_OVERLAP} over content words, the five closest. Counted through the store's text index
+ * (services/governance): only engrams sharing a word with it are visited, each with the exact count of words shared.
  */
-interface Pool {
-  key: string;
-  ids: Int32Array;
-  sizes: Uint16Array;
-  statuses: EngramStatus[];
-  projects: Array<string | null>;
-  postings: Map<string, number[]>;
-}
-const pools = new WeakMap<Store, Pool>();
-
-function poolOf(store: Store): Pool {
-  const state = store.db.prepare('SELECT store_uid, generation FROM search_state WHERE id = 1').get() as { store_uid: string; generation: number } | undefined;
-  const key = state ? `${state.store_uid}:${state.generation}` : '';
-  const cached = pools.get(store);
-  if (cached && key !== '' && cached.key === key) return cached;
-  let words = wordCache.get(store);
-  if (!words) wordCache.set(store, (words = new Map()));
-  const rows = store.db
-    .prepare("SELECT id, content_hash, status, project FROM engrams WHERE deleted_at IS NULL AND status IN ('pending', 'active') ORDER BY id")
-    .raw()
-    .all() as Array<[number, string, EngramStatus, string | null]>;
-  // Texts are read only for engrams whose words are not known yet (or whose text changed).
-  const missing = rows.filter(([id, hash]) => words.get(id)?.hash !== hash).map(([id]) => id);
-  const text = store.db.prepare('SELECT id, text, content_hash FROM engrams WHERE id IN (SELECT value FROM json_each(?))');
-  for (let at = 0; at < missing.length; at += 5_000) {
-    for (const row of text.all(JSON.stringify(missing.slice(at, at + 5_000))) as Array<{ id: number; text: string; content_hash: string }>) {
-      words.set(row.id, { hash: row.content_hash, words: contentWords(row.text) });
-    }
-  }
-  const pool: Pool = { key, ids: new Int32Array(rows.length), sizes: new Uint16Array(rows.length), statuses: [], projects: [], postings: new Map() };
-  rows.forEach(([id, , status, project], position) => {
-    const set = words.get(id)?.words ?? new Set<string>();
-    pool.ids[position] = id;
-    pool.sizes[position] = Math.min(set.size, 65_535);
-    pool.statuses.push(status);
-    pool.projects.push(project);
-    for (const word of set) {
-      let list = pool.postings.get(word);
-      if (!list) pool.postings.set(word, (list = []));
-      list.push(position);
-    }
+function nearDuplicates(store: Store, engram: Engram, index: TextIndex): ReviewItem['near_duplicates'] {
+  const mine = index.wordsOf(engram.id) ?? contentTerms(engram.text);
+  if (mine.length < DEDUP.minWords) return [];
+  const found: Array<{ id: number; status: EngramStatus; similarity: number }> = [];
+  index.forEachWordNeighbour(mine, engram.project, (id, shared, size, status) => {
+    if (id === engram.id || size < DEDUP.minWords) return;
+    const similarity = Math.round((shared / Math.min(mine.length, size)) * 100) / 100;
+    if (similarity >= NEAR_DUPLICATE_OVERLAP) found.push({ id, status, similarity });
   });
-  pools.set(store, pool);
-  return pool;
-}
-
-/**
- * Words found in more of the pool than this propose no candidates of their own (a candidate still shares them: its
- * overlap is counted on all its words). Below 2,000 engrams no word is that common, so small stores compare exactly.
- */
-const commonPosting = (poolSize: number): number => Math.max(2_000, Math.floor(poolSize / 20));
-
-function nearDuplicates(store: Store, engram: Engram, pool: Pool): ReviewItem['near_duplicates'] {
-  const mine = contentWords(engram.text);
-  if (mine.size < DEDUP.minWords) return [];
-  // Candidates: the engrams sharing one of this text's rarer words (its rarest two when all are common), found
-  // through the postings; each candidate's overlap is then counted on every word, as wordOverlap does.
-  const byRarity = [...mine].map((word) => ({ word, postings: pool.postings.get(word) ?? [] })).sort((a, b) => a.postings.length - b.postings.length);
-  const limit = commonPosting(pool.ids.length);
-  const proposing = byRarity.filter((entry, index) => entry.postings.length <= limit || index < 2);
-  const seen = new Uint8Array(pool.ids.length);
-  const found: Array<{ id: number; position: number; similarity: number }> = [];
-  for (const { postings } of proposing) {
-    for (const position of postings) {
-      if (seen[position]) continue;
-      seen[position] = 1;
-      const size = pool.sizes[position] as number;
-      const id = pool.ids[position] as number;
-      const project = pool.projects[position] ?? null;
-      if (id === engram.id || size < DEDUP.minWords || !(project === null || engram.project === null || project === engram.project)) continue;
-      let shared = 0;
-      for (const entry of byRarity) if (binaryHas(entry.postings, position)) shared++;
-      const similarity = Math.round((shared / Math.min(mine.size, size)) * 100) / 100;
-      if (similarity >= NEAR_DUPLICATE_OVERLAP) found.push({ id, position, similarity });
-    }
-  }
   const top = found.sort((a, b) => b.similarity - a.similarity || a.id - b.id).slice(0, 5);
   const texts = new Map(store.engrams.getMany(top.map((item) => item.id)).map((other) => [other.id, other.text]));
-  return top.map((item) => ({ id: item.id, text: texts.get(item.id) ?? '', status: pool.statuses[item.position] as EngramStatus, similarity: item.similarity }));
-}
-
-/** Whether a sorted list of positions holds this one (postings are built in position order). */
-function binaryHas(list: readonly number[], value: number): boolean {
-  let low = 0;
-  let high = list.length - 1;
-  while (low <= high) {
-    const middle = (low + high) >> 1;
-    const at = list[middle] as number;
-    if (at === value) return true;
-    if (at < value) low = middle + 1;
-    else high = middle - 1;
-  }
-  return false;
+  return top.map((item) => ({ id: item.id, text: texts.get(item.id) ?? '', status: item.status, similarity: item.similarity }));
 }
 
 /** Options for {@link reviewQueue}. */
@@ -264,7 +182,7 @@ export function reviewQueue(store: Store, options: ReviewOptions = {}): ReviewQu
     for (const candidate of candidates) for (const reason of candidate.reasons) counts[reason]++;
     const page = candidates.slice(offset, offset + limit);
     const engrams = new Map(store.engrams.getMany(page.map((item) => item.row.id)).map((engram) => [engram.id, engram]));
-    const pool = page.length ? poolOf(store) : null;
+    const index = page.length ? textIndexOf(store) : null;
     const items = page.map(({ row, reasons }): ReviewItem => {
       const engram = engrams.get(row.id) as Engram;
       const after = staleAfter(engram, fresh);
@@ -276,7 +194,7 @@ export function reviewQueue(store: Store, options: ReviewOptions = {}): ReviewQu
           .reverse()
           .map(({ session_id, tape_id, event_from, event_to, quote, files, spans }) => ({ session_id, tape_id, event_from, event_to, quote, files, spans })),
         conflicts: conflictsOf(store, engram.id),
-        near_duplicates: pool ? nearDuplicates(store, engram, pool) : [],
+        near_duplicates: index ? nearDuplicates(store, engram, index) : [],
       };
     });
     return { items, total: candidates.length, counts, offset, limit };

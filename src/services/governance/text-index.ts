@@ -1,0 +1,685 @@
+/**
+ * What a new or changed text is compared with: the live engrams (pending and active, not deleted), each analysed once
+ * — its conflict analysis (`analyse`, conflicts.ts) and its content words (review's near-duplicates) — and indexed by
+ * salient stem and by word. A save then compares its text only with the engrams that share a salient stem with it
+ * (the only ones rule 1 can pass), instead of reading and judging every active engram (docs/PERFORMANCE.md, "Saves in
+ * big stores").
+ *
+ * One index per open store (connection), held here and brought up to date before each use from the store's change
+ * log (`search_changes`, migration 13: which engram each move of the search generation was about), as the BM25 index
+ * follows writes: the engrams changed since its generation are read again, and only those whose text changed are
+ * analysed again. A process that has none builds it on first use (the warm server builds it ahead, in a worker
+ * thread: text-index-worker.ts); building costs what one comparison with every engram used to.
+ *
+ * Inside a write transaction the index sees that transaction's own writes, which a rollback takes back. So what it
+ * applies there is journaled under a token it writes to a TEMP table in the same transaction: the next use reads the
+ * token back, and whatever was applied under a later token was rolled back with it and is read again.
+ *
+ * Layout: each live engram has a slot (a changed text gets a new one; the old one dies), its analysis packed into one
+ * Int32Array arena as ids of interned strings, kept in the order `analyse` produced them (the order decides which word
+ * a verdict's reason names). Postings (term → slots) are a compact base plus an overlay of slots added since; dead
+ * slots are skipped on the walk, and the whole is repacked when the garbage grows.
+ * @module
+ */
+import removeStopWords from 'wink-nlp-utils/src/tokens-remove-words.js';
+import type { EngramStatus, Store } from '../../core/index.js';
+// One file, not the recall barrel: services/recall imports governance (its gates), and this needs only the tokenizer.
+import { words as wordTokens } from '../recall/text.js';
+import { analyse, stemOf, type Analysis } from './conflicts.js';
+
+const DEAD = 0;
+const ACTIVE = 1;
+const PENDING = 2;
+
+/** Record header: counts of salient, nouns, positive, negative, values, words; then the ids in that order. */
+const HEADER = 6;
+
+/**
+ * The content words of a text as review's near-duplicates compare them: BM25's analysis chain (services/learn
+ * `contentWords`: words, stop words removed, Porter stems), with memoised stems. Distinct, in first-seen order.
+ */
+export function contentTerms(text: string): string[] {
+  return [...new Set(removeStopWords(wordTokens(text)).map(stemOf))];
+}
+
+// The last text analysed: a save analyses its text as a probe, then the index analyses the same text as a stored row.
+let lastAnalysed: { text: string; analysis: Analysis } | null = null;
+
+/** `analyse`, remembering the last text (the analysis is a pure function of the text). */
+export function analysed(text: string): Analysis {
+  if (lastAnalysed?.text !== text) lastAnalysed = { text, analysis: analyse(text) };
+  return lastAnalysed.analysis;
+}
+
+/** A 64-bit fingerprint of a text (two 32-bit lanes): whether a row read again still holds the text analysed. */
+function fingerprint(text: string): [number, number] {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ code, 2654435761);
+    h2 = Math.imul(h2 ^ code, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return [h1 | 0, h2 | 0];
+}
+
+/** The columns the index reads of an engram. */
+interface Row {
+  id: number;
+  text: string;
+  status: string;
+  project: string | null;
+  deleted_at: string | null;
+}
+
+/** Postings of one kind of term in compressed-row form: the slots of term t are `list[offsets[t] .. offsets[t + 1])`. */
+interface Postings {
+  offsets: Int32Array;
+  list: Int32Array;
+}
+
+/** Everything an index is made of, as plain data: what a worker thread builds and hands over (transferable arrays). */
+export interface TextIndexData {
+  storeUid: string;
+  generation: number;
+  terms: string[];
+  projects: string[];
+  slots: number;
+  engramOf: Int32Array;
+  statusOf: Uint8Array;
+  projectOf: Int32Array;
+  recordAt: Int32Array;
+  printA: Int32Array;
+  printB: Int32Array;
+  arena: Int32Array;
+  stems: Postings;
+  words: Postings;
+}
+
+/** What was applied inside a transaction, under the token written with it. */
+interface JournalEntry {
+  token: number;
+  /** The generation before it was applied. */
+  before: number;
+  ids: number[];
+  /** The whole index was built inside the transaction: a rollback means building it again. */
+  build?: boolean;
+}
+
+/** An engram a conflict check should judge: it shares enough salient stems (or has a verdict given ahead). */
+export interface ConflictCandidate {
+  id: number;
+  /** Shared salient stems / the smaller side's salient stems (0 when the pair shares none). */
+  overlap: number;
+  slot: number;
+}
+
+const MARK_TABLE = 'engram_text_index_mark';
+
+/** The index of one store. Use {@link textIndexOf}; methods assume it was brought up to date just before. */
+export class TextIndex {
+  generation: number;
+  readonly storeUid: string;
+  private readonly termIds = new Map<string, number>();
+  private readonly terms: string[];
+  private readonly projectIds = new Map<string, number>();
+  private readonly projects: string[];
+  private readonly slotOf = new Map<number, number>();
+  private slots: number;
+  private engramOf: Int32Array;
+  private statusOf: Uint8Array;
+  private projectOf: Int32Array;
+  private recordAt: Int32Array;
+  private printA: Int32Array;
+  private printB: Int32Array;
+  private arena: Int32Array;
+  private arenaUsed: number;
+  private stems: Postings;
+  private words: Postings;
+  private readonly stemOverlay = new Map<number, number[]>();
+  private readonly wordOverlay = new Map<number, number[]>();
+  /** Postings in the overlays, and postings of dead slots still in the base: what a repack would drop or move. */
+  private overlayCount = 0;
+  private deadCount = 0;
+  private counts = new Uint16Array(0);
+  private touched = new Int32Array(0);
+  private readonly journal: JournalEntry[] = [];
+  private tokens = 0;
+  private confirming = false;
+  /** Ids to read again at the next sync (their writes were rolled back). */
+  private readonly reread = new Set<number>();
+  /** Set when it cannot be brought up to date any more (a build that was rolled back): build again. */
+  private broken = false;
+
+  private constructor(data: TextIndexData) {
+    this.storeUid = data.storeUid;
+    this.generation = data.generation;
+    this.terms = data.terms;
+    this.terms.forEach((term, id) => this.termIds.set(term, id));
+    this.projects = data.projects;
+    this.projects.forEach((project, id) => this.projectIds.set(project, id));
+    this.slots = data.slots;
+    this.engramOf = data.engramOf;
+    this.statusOf = data.statusOf;
+    this.projectOf = data.projectOf;
+    this.recordAt = data.recordAt;
+    this.printA = data.printA;
+    this.printB = data.printB;
+    this.arena = data.arena;
+    this.arenaUsed = data.arena.length;
+    this.stems = data.stems;
+    this.words = data.words;
+    for (let slot = 0; slot < this.slots; slot++) if (this.statusOf[slot] !== DEAD) this.slotOf.set(this.engramOf[slot] as number, slot);
+  }
+
+  /** An empty index at generation -1 (nothing read yet). */
+  private static empty(storeUid: string): TextIndex {
+    const none = (): Postings => ({ offsets: new Int32Array(1), list: new Int32Array(0) });
+    return new TextIndex({
+      storeUid,
+      generation: -1,
+      terms: [],
+      projects: [],
+      slots: 0,
+      engramOf: new Int32Array(1024),
+      statusOf: new Uint8Array(1024),
+      projectOf: new Int32Array(1024),
+      recordAt: new Int32Array(1024),
+      printA: new Int32Array(1024),
+      printB: new Int32Array(1024),
+      arena: new Int32Array(0),
+      stems: none(),
+      words: none(),
+    });
+  }
+
+  /** Builds the index of what this connection sees now (inside a transaction: including its own writes). */
+  static build(store: Store): TextIndex {
+    const tentative = store.db.inTransaction;
+    const run = (): TextIndex => {
+      const state = store.searchState();
+      const index = TextIndex.empty(state.store_uid);
+      const rows = store.db
+        .prepare("SELECT id, text, status, project, deleted_at FROM engrams WHERE deleted_at IS NULL AND status IN ('active', 'pending') ORDER BY id")
+        .all() as Row[];
+      index.arena = new Int32Array(Math.max(1024, rows.length * 48));
+      for (const row of rows) index.refresh(row.id, row, false);
+      index.repack();
+      index.generation = state.generation;
+      if (tentative) index.journalAdd(store, -1, [], true);
+      return index;
+    };
+    return tentative ? run() : store.read(run);
+  }
+
+  /** An index from data a worker built; {@link sync} brings it up to date. */
+  static fromData(data: TextIndexData): TextIndex {
+    return new TextIndex(data);
+  }
+
+  /** The index as plain data (what a worker posts back; its arrays can be transferred). */
+  toData(): TextIndexData {
+    if (this.overlayCount + this.deadCount > 0) this.repack();
+    return {
+      storeUid: this.storeUid,
+      generation: this.generation,
+      terms: this.terms,
+      projects: this.projects,
+      slots: this.slots,
+      engramOf: this.engramOf.slice(0, this.slots),
+      statusOf: this.statusOf.slice(0, this.slots),
+      projectOf: this.projectOf.slice(0, this.slots),
+      recordAt: this.recordAt.slice(0, this.slots),
+      printA: this.printA.slice(0, this.slots),
+      printB: this.printB.slice(0, this.slots),
+      arena: this.arena.slice(0, this.arenaUsed),
+      stems: this.stems,
+      words: this.words,
+    };
+  }
+
+  /** Live engrams indexed. */
+  get size(): number {
+    return this.slotOf.size;
+  }
+
+  /**
+   * Brings the index to what this connection sees now, from the change log. False when it cannot (the log no longer
+   * reaches back to its generation, another store, a rolled-back build): build a new one.
+   */
+  sync(store: Store): boolean {
+    if (this.broken) return false;
+    const tentative = store.db.inTransaction;
+    if (this.journal.length > 0) this.settle(store, tentative);
+    if (this.broken) return false;
+    const run = (): boolean => {
+      const state = store.searchState();
+      if (state.store_uid !== this.storeUid) return false;
+      if (state.generation === this.generation && this.reread.size === 0) return true;
+      const changes = store.searchChanges(this.generation);
+      if (!changes.complete) return false;
+      const ids = this.reread.size ? [...new Set([...changes.ids, ...this.reread])] : changes.ids;
+      const before = this.generation;
+      this.apply(store, ids);
+      this.generation = changes.generation;
+      this.reread.clear();
+      if (tentative && ids.length > 0) this.journalAdd(store, before, ids);
+      return true;
+    };
+    return tentative ? run() : store.read(run);
+  }
+
+  /**
+   * The active engrams a probe would be shown beside (same project, or personal; never itself) whose share of
+   * salient stems reaches `threshold` of the smaller side's (rule 1's measure), plus those named in `also` (verdicts
+   * given ahead), found by counting shared stems through the postings.
+   */
+  conflictCandidates(mine: Analysis, probe: { id?: number; project: string | null }, threshold: number, also?: Iterable<number>): ConflictCandidate[] {
+    const found: ConflictCandidate[] = [];
+    const seen = new Set<number>();
+    const project = probe.project === null ? null : (this.projectIds.get(probe.project) ?? -2);
+    const inScope = (slot: number): boolean => {
+      if (this.statusOf[slot] !== ACTIVE || this.engramOf[slot] === probe.id) return false;
+      const own = this.projectOf[slot] as number;
+      return project === null || own === -1 || own === project;
+    };
+    const mineSize = mine.salient.size;
+    if (mineSize > 0) {
+      const touched = this.count(
+        mine.salient,
+        (slot) => this.statusOf[slot] === ACTIVE,
+        this.stems,
+        this.stemOverlay,
+      );
+      for (let i = 0; i < touched; i++) {
+        const slot = this.touched[i] as number;
+        const shared = this.counts[slot] as number;
+        this.counts[slot] = 0;
+        if (!inScope(slot)) continue;
+        const overlap = shared / Math.min(mineSize, this.arena[this.recordAt[slot] as number] as number);
+        if (overlap < threshold) continue;
+        const id = this.engramOf[slot] as number;
+        seen.add(id);
+        found.push({ id, overlap, slot });
+      }
+    }
+    for (const id of also ?? []) {
+      const slot = this.slotOf.get(id);
+      if (slot === undefined || seen.has(id) || !inScope(slot)) continue;
+      seen.add(id);
+      const theirs = this.arena[this.recordAt[slot] as number] as number;
+      let shared = 0;
+      if (mineSize > 0 && theirs > 0) for (const stem of mine.salient) if (this.holds(slot, 0, stem)) shared++;
+      found.push({ id, overlap: mineSize && theirs ? shared / Math.min(mineSize, theirs) : 0, slot });
+    }
+    return found;
+  }
+
+  /** A candidate's analysis, as `analyse` gave it (sets in the same order). */
+  analysisOf(slot: number): Analysis {
+    const at = this.recordAt[slot] as number;
+    const sets: Array<Set<string>> = [];
+    let from = at + HEADER;
+    for (let part = 0; part < 5; part++) {
+      const size = this.arena[at + part] as number;
+      const set = new Set<string>();
+      for (let i = from; i < from + size; i++) set.add(this.terms[this.arena[i] as number] as string);
+      sets.push(set);
+      from += size;
+    }
+    const [salient, nouns, positive, negative, values] = sets as [Set<string>, Set<string>, Set<string>, Set<string>, Set<string>];
+    return { salient, nouns, positive, negative, values };
+  }
+
+  /** The content words of a live (pending or active) engram, or undefined when it is not indexed. */
+  wordsOf(id: number): string[] | undefined {
+    const slot = this.slotOf.get(id);
+    if (slot === undefined) return undefined;
+    const at = this.recordAt[slot] as number;
+    let from = at + HEADER;
+    for (let part = 0; part < 5; part++) from += this.arena[at + part] as number;
+    const size = this.arena[at + 5] as number;
+    return Array.from(this.arena.subarray(from, from + size), (term) => this.terms[term] as string);
+  }
+
+  /**
+   * Calls `visit` for every live engram that shares a content word with `terms` (distinct) and would be shown beside
+   * an engram of `project` (same project, or personal), with how many words they share and how many it has.
+   */
+  forEachWordNeighbour(terms: readonly string[], project: string | null, visit: (id: number, shared: number, size: number, status: EngramStatus) => void): void {
+    const wanted = project === null ? null : (this.projectIds.get(project) ?? -2);
+    const touched = this.count(terms, (slot) => this.statusOf[slot] !== DEAD, this.words, this.wordOverlay);
+    for (let i = 0; i < touched; i++) {
+      const slot = this.touched[i] as number;
+      const shared = this.counts[slot] as number;
+      this.counts[slot] = 0;
+      const own = this.projectOf[slot] as number;
+      if (wanted !== null && own !== -1 && own !== wanted) continue;
+      visit(this.engramOf[slot] as number, shared, this.arena[(this.recordAt[slot] as number) + 5] as number, this.statusOf[slot] === ACTIVE ? 'active' : 'pending');
+    }
+  }
+
+  /** Counts, per slot passing `live`, how many of `terms` its postings hold; returns how many slots it touched. */
+  private count(terms: Iterable<string>, live: (slot: number) => boolean, base: Postings, overlay: Map<number, number[]>): number {
+    if (this.counts.length < this.slots) {
+      this.counts = new Uint16Array(this.engramOf.length);
+      this.touched = new Int32Array(this.engramOf.length);
+    }
+    const { counts, touched } = this;
+    const status = this.statusOf;
+    let n = 0;
+    for (const term of terms) {
+      const id = this.termIds.get(term);
+      if (id === undefined) continue;
+      if (id + 1 < base.offsets.length) {
+        const end = base.offsets[id + 1] as number;
+        for (let p = base.offsets[id] as number; p < end; p++) {
+          const slot = base.list[p] as number;
+          if (status[slot] === DEAD || !live(slot)) continue;
+          const seen = counts[slot] as number;
+          counts[slot] = seen + 1;
+          if (seen === 0) touched[n++] = slot;
+        }
+      }
+      for (const slot of overlay.get(id) ?? []) {
+        if (status[slot] === DEAD || !live(slot)) continue;
+        const seen = counts[slot] as number;
+        counts[slot] = seen + 1;
+        if (seen === 0) touched[n++] = slot;
+      }
+    }
+    return n;
+  }
+
+  /** Whether a slot's record holds `term` in part `part` (0: salient). */
+  private holds(slot: number, part: number, term: string): boolean {
+    const id = this.termIds.get(term);
+    if (id === undefined) return false;
+    const at = this.recordAt[slot] as number;
+    let from = at + HEADER;
+    for (let i = 0; i < part; i++) from += this.arena[at + i] as number;
+    const end = from + (this.arena[at + part] as number);
+    for (let i = from; i < end; i++) if (this.arena[i] === id) return true;
+    return false;
+  }
+
+  /** Reads the rows of changed engrams and brings their slots up to date. */
+  private apply(store: Store, ids: readonly number[]): void {
+    const read = store.db.prepare('SELECT id, text, status, project, deleted_at FROM engrams WHERE id IN (SELECT value FROM json_each(?))');
+    for (let at = 0; at < ids.length; at += 5_000) {
+      const chunk = ids.slice(at, at + 5_000);
+      const rows = new Map((read.all(JSON.stringify(chunk)) as Row[]).map((row) => [row.id, row]));
+      for (const id of chunk) this.refresh(id, rows.get(id), true);
+    }
+    if (this.overlayCount + this.deadCount > Math.max(20_000, (this.stems.list.length + this.words.list.length) / 4)) this.repack();
+  }
+
+  /** One engram as it is now (undefined: gone for good). A new text gets a new slot; a status or project moves in place. */
+  private refresh(id: number, row: Row | undefined, overlay: boolean): void {
+    const slot = this.slotOf.get(id);
+    const status = row && row.deleted_at === null ? (row.status === 'active' ? ACTIVE : row.status === 'pending' ? PENDING : DEAD) : DEAD;
+    if (!row || status === DEAD) {
+      if (slot !== undefined) this.kill(slot);
+      return;
+    }
+    const project = row.project === null ? -1 : this.intern(this.projectIds, this.projects, row.project);
+    const [a, b] = fingerprint(row.text);
+    if (slot !== undefined && this.printA[slot] === a && this.printB[slot] === b) {
+      this.statusOf[slot] = status;
+      this.projectOf[slot] = project;
+      return;
+    }
+    if (slot !== undefined) this.kill(slot);
+    this.add(id, status, project, a, b, analysed(row.text), contentTerms(row.text), overlay);
+  }
+
+  private add(id: number, status: number, project: number, a: number, b: number, analysis: Analysis, words: readonly string[], overlay: boolean): void {
+    if (this.slots === this.engramOf.length) this.grow();
+    const slot = this.slots++;
+    const parts = [analysis.salient, analysis.nouns, analysis.positive, analysis.negative, analysis.values];
+    const length = HEADER + parts.reduce((sum, part) => sum + part.size, 0) + words.length;
+    if (this.arenaUsed + length > this.arena.length) {
+      const bigger = new Int32Array(Math.max(1024, (this.arenaUsed + length) * 2));
+      bigger.set(this.arena.subarray(0, this.arenaUsed));
+      this.arena = bigger;
+    }
+    const at = this.arenaUsed;
+    let write = at + HEADER;
+    parts.forEach((part, i) => {
+      this.arena[at + i] = part.size;
+      for (const term of part) this.arena[write++] = this.intern(this.termIds, this.terms, term);
+    });
+    this.arena[at + 5] = words.length;
+    for (const word of words) this.arena[write++] = this.intern(this.termIds, this.terms, word);
+    this.arenaUsed = write;
+    this.engramOf[slot] = id;
+    this.statusOf[slot] = status;
+    this.projectOf[slot] = project;
+    this.recordAt[slot] = at;
+    this.printA[slot] = a;
+    this.printB[slot] = b;
+    this.slotOf.set(id, slot);
+    if (!overlay) return;
+    const post = (map: Map<number, number[]>, term: number): void => {
+      const list = map.get(term);
+      if (list) list.push(slot);
+      else map.set(term, [slot]);
+      this.overlayCount++;
+    };
+    const salient = this.arena[at] as number;
+    for (let i = at + HEADER; i < at + HEADER + salient; i++) post(this.stemOverlay, this.arena[i] as number);
+    for (let i = write - words.length; i < write; i++) post(this.wordOverlay, this.arena[i] as number);
+  }
+
+  private kill(slot: number): void {
+    this.statusOf[slot] = DEAD;
+    this.slotOf.delete(this.engramOf[slot] as number);
+    const at = this.recordAt[slot] as number;
+    this.deadCount += (this.arena[at] as number) + (this.arena[at + 5] as number);
+  }
+
+  private grow(): void {
+    const size = this.engramOf.length * 2;
+    const grown = <T extends Int32Array | Uint8Array>(array: T, make: (n: number) => T): T => {
+      const bigger = make(size);
+      bigger.set(array);
+      return bigger;
+    };
+    this.engramOf = grown(this.engramOf, (n) => new Int32Array(n));
+    this.statusOf = grown(this.statusOf, (n) => new Uint8Array(n));
+    this.projectOf = grown(this.projectOf, (n) => new Int32Array(n));
+    this.recordAt = grown(this.recordAt, (n) => new Int32Array(n));
+    this.printA = grown(this.printA, (n) => new Int32Array(n));
+    this.printB = grown(this.printB, (n) => new Int32Array(n));
+  }
+
+  private intern(ids: Map<string, number>, table: string[], value: string): number {
+    let id = ids.get(value);
+    if (id === undefined) {
+      id = table.length;
+      table.push(value);
+      ids.set(value, id);
+    }
+    return id;
+  }
+
+  /** Drops dead slots and moves every posting into the compact base (slots renumbered in order, records copied). */
+  private repack(): void {
+    let live = 0;
+    let arenaSize = 0;
+    for (let slot = 0; slot < this.slots; slot++) {
+      if (this.statusOf[slot] === DEAD) continue;
+      live++;
+      const at = this.recordAt[slot] as number;
+      let length = HEADER;
+      for (let part = 0; part < HEADER; part++) length += this.arena[at + part] as number;
+      arenaSize += length;
+    }
+    const capacity = Math.max(1024, live + (live >> 2));
+    const engramOf = new Int32Array(capacity);
+    const statusOf = new Uint8Array(capacity);
+    const projectOf = new Int32Array(capacity);
+    const recordAt = new Int32Array(capacity);
+    const printA = new Int32Array(capacity);
+    const printB = new Int32Array(capacity);
+    const arena = new Int32Array(Math.max(1024, arenaSize + (arenaSize >> 2)));
+    let next = 0;
+    let used = 0;
+    for (let slot = 0; slot < this.slots; slot++) {
+      if (this.statusOf[slot] === DEAD) continue;
+      const at = this.recordAt[slot] as number;
+      let length = HEADER;
+      for (let part = 0; part < HEADER; part++) length += this.arena[at + part] as number;
+      arena.set(this.arena.subarray(at, at + length), used);
+      engramOf[next] = this.engramOf[slot] as number;
+      statusOf[next] = this.statusOf[slot] as number;
+      projectOf[next] = this.projectOf[slot] as number;
+      recordAt[next] = used;
+      printA[next] = this.printA[slot] as number;
+      printB[next] = this.printB[slot] as number;
+      used += length;
+      next++;
+    }
+    Object.assign(this, { engramOf, statusOf, projectOf, recordAt, printA, printB, arena, arenaUsed: used, slots: next });
+    this.slotOf.clear();
+    for (let slot = 0; slot < next; slot++) this.slotOf.set(engramOf[slot] as number, slot);
+    // Postings: counted per term, then placed (slots in ascending order within each term).
+    this.stems = this.pack(0, next);
+    this.words = this.pack(5, next);
+    this.stemOverlay.clear();
+    this.wordOverlay.clear();
+    this.overlayCount = 0;
+    this.deadCount = 0;
+  }
+
+  /** The base postings of one part (0: salient stems, 5: words) of the first `slots` slots. */
+  private pack(part: 0 | 5, slots: number): Postings {
+    const { arena, recordAt } = this;
+    const offsets = new Int32Array(this.terms.length + 1);
+    const bounds = (slot: number): [number, number] => {
+      const at = recordAt[slot] as number;
+      let from = at + HEADER;
+      if (part === 5) for (let i = 0; i < 5; i++) from += arena[at + i] as number;
+      return [from, from + (arena[at + part] as number)];
+    };
+    for (let slot = 0; slot < slots; slot++) {
+      const [from, to] = bounds(slot);
+      for (let i = from; i < to; i++) {
+        const term = (arena[i] as number) + 1;
+        offsets[term] = (offsets[term] as number) + 1;
+      }
+    }
+    for (let t = 0; t < this.terms.length; t++) offsets[t + 1] = (offsets[t + 1] as number) + (offsets[t] as number);
+    const list = new Int32Array(offsets[this.terms.length] as number);
+    const fill = offsets.slice(0, this.terms.length);
+    for (let slot = 0; slot < slots; slot++) {
+      const [from, to] = bounds(slot);
+      for (let i = from; i < to; i++) list[(fill[arena[i] as number] as number)++] = slot;
+    }
+    return { offsets, list };
+  }
+
+  /** Settles what was applied inside transactions: keeps what this connection still sees, reads again what it does not. */
+  private settle(store: Store, tentative: boolean): void {
+    const mark = this.readMark(store);
+    const first = this.journal.findIndex((entry) => entry.token > mark);
+    if (first >= 0) {
+      const rolled = this.journal.splice(first);
+      if (rolled.some((entry) => entry.build)) {
+        this.broken = true;
+        return;
+      }
+      this.generation = (rolled[0] as JournalEntry).before;
+      for (const entry of rolled) for (const id of entry.ids) this.reread.add(id);
+    }
+    // Outside a transaction everything it still sees is committed: nothing left to roll back.
+    if (!tentative) this.journal.length = 0;
+  }
+
+  private journalAdd(store: Store, before: number, ids: number[], build = false): void {
+    const token = ++this.tokens;
+    this.writeMark(store, token);
+    this.journal.push({ token, before, ids, ...(build ? { build } : {}) });
+    if (this.confirming) return;
+    this.confirming = true;
+    // Transactions are synchronous: once the code that opened this one has returned, it committed or rolled back.
+    queueMicrotask(() => {
+      this.confirming = false;
+      if (!store.db.open || store.db.inTransaction || this.journal.length === 0) return;
+      try {
+        this.settle(store, false);
+      } catch {
+        this.broken = true;
+      }
+    });
+  }
+
+  private readMark(store: Store): number {
+    try {
+      return (store.db.prepare(`SELECT token FROM temp.${MARK_TABLE} WHERE id = 1`).pluck().get() as number | undefined) ?? 0;
+    } catch {
+      // No table: it was created in a transaction that rolled back (or never): nothing journaled is visible.
+      return 0;
+    }
+  }
+
+  private writeMark(store: Store, token: number): void {
+    store.db.exec(`CREATE TEMP TABLE IF NOT EXISTS ${MARK_TABLE} (id INTEGER PRIMARY KEY, token INTEGER NOT NULL)`);
+    store.db.prepare(`INSERT OR REPLACE INTO temp.${MARK_TABLE} (id, token) VALUES (1, ?)`).run(token);
+  }
+}
+
+const indexes = new WeakMap<Store, TextIndex>();
+
+/**
+ * The store's text index, brought up to date with what this connection sees now — built here when this process has
+ * none yet, or when the change log no longer reaches back to it.
+ */
+export function textIndexOf(store: Store): TextIndex {
+  const held = indexes.get(store);
+  if (held?.sync(store)) return held;
+  const built = TextIndex.build(store);
+  indexes.set(store, built);
+  return built;
+}
+
+/** Brings the store's index up to date if this process holds one (a warm server between requests); false when none is held (any more). */
+export function syncTextIndex(store: Store): boolean {
+  const held = indexes.get(store);
+  if (!held) return false;
+  if (held.sync(store)) return true;
+  indexes.delete(store);
+  return false;
+}
+
+/** Whether this process holds an index of the store. */
+export function hasTextIndex(store: Store): boolean {
+  return indexes.has(store);
+}
+
+/** Builds the index of a store somewhere else (a worker thread): its data at some generation. */
+export type TextIndexBuilder = (job: { dbPath: string }) => Promise<TextIndexData>;
+
+/**
+ * Makes sure this process holds the store's index: built by `builder` (a worker thread, off the event loop) when given,
+ * else here. One built here in the meantime (a save that could not wait) wins over the worker's.
+ */
+export async function warmTextIndex(store: Store, builder?: TextIndexBuilder): Promise<'held' | 'built'> {
+  if (indexes.has(store)) {
+    syncTextIndex(store);
+    if (indexes.has(store)) return 'held';
+  }
+  if (builder) {
+    const data = await builder({ dbPath: store.path });
+    if (indexes.has(store) || !store.db.open) return 'held';
+    const index = TextIndex.fromData(data);
+    if (index.sync(store)) {
+      indexes.set(store, index);
+      return 'built';
+    }
+  }
+  textIndexOf(store);
+  return 'built';
+}
