@@ -118,6 +118,29 @@ export interface ConflictCandidate {
 
 const MARK_TABLE = 'engram_text_index_mark';
 
+/**
+ * For a pass test `passes(shared, smaller)` that grows with `shared`: the least number of shared terms that passes
+ * when the smaller side has `smaller` terms (Infinity when none does), by the test itself — no rounding of our own
+ * can then disagree with it. Remembered per size.
+ */
+function leastShared(passes: (shared: number, smaller: number) => boolean): (smaller: number) => number {
+  const known: number[] = [];
+  return (smaller) => {
+    let least = known[smaller];
+    if (least === undefined) {
+      least = Number.POSITIVE_INFINITY;
+      for (let shared = 0; shared <= smaller; shared++) {
+        if (passes(shared, smaller)) {
+          least = shared;
+          break;
+        }
+      }
+      known[smaller] = least;
+    }
+    return least;
+  };
+}
+
 /** The index of one store. Use {@link textIndexOf}; methods assume it was brought up to date just before. */
 export class TextIndex {
   generation: number;
@@ -143,8 +166,10 @@ export class TextIndex {
   /** Postings in the overlays, and postings of dead slots still in the base: what a repack would drop or move. */
   private overlayCount = 0;
   private deadCount = 0;
-  private counts = new Uint16Array(0);
-  private touched = new Int32Array(0);
+  /** Scratch of a search: query terms marked by id, slots stamped once visited. */
+  private marks = new Uint8Array(0);
+  private stamps = new Uint32Array(0);
+  private epoch = 0;
   private readonly journal: JournalEntry[] = [];
   private tokens = 0;
   private confirming = false;
@@ -273,48 +298,76 @@ export class TextIndex {
 
   /**
    * The active engrams a probe would be shown beside (same project, or personal; never itself) whose share of
-   * salient stems reaches `threshold` of the smaller side's (rule 1's measure), plus those named in `also` (verdicts
-   * given ahead), found by counting shared stems through the postings.
+   * salient stems reaches `threshold` of the smaller side's (rule 1's measure, `shared / min(|A|, |B|)`), plus those
+   * named in `also` (verdicts given ahead, whatever their overlap).
    */
   conflictCandidates(mine: Analysis, probe: { id?: number; project: string | null }, threshold: number, also?: Iterable<number>): ConflictCandidate[] {
     const found: ConflictCandidate[] = [];
-    const seen = new Set<number>();
-    const project = probe.project === null ? null : (this.projectIds.get(probe.project) ?? -2);
-    const inScope = (slot: number): boolean => {
-      if (this.statusOf[slot] !== ACTIVE || this.engramOf[slot] === probe.id) return false;
-      const own = this.projectOf[slot] as number;
-      return project === null || own === -1 || own === project;
-    };
-    const mineSize = mine.salient.size;
-    if (mineSize > 0) {
-      const touched = this.count(
-        mine.salient,
-        (slot) => this.statusOf[slot] === ACTIVE,
-        this.stems,
-        this.stemOverlay,
-      );
-      for (let i = 0; i < touched; i++) {
-        const slot = this.touched[i] as number;
-        const shared = this.counts[slot] as number;
-        this.counts[slot] = 0;
-        if (!inScope(slot)) continue;
-        const overlap = shared / Math.min(mineSize, this.arena[this.recordAt[slot] as number] as number);
-        if (overlap < threshold) continue;
-        const id = this.engramOf[slot] as number;
-        seen.add(id);
-        found.push({ id, overlap, slot });
-      }
+    const inScope = this.scope(probe.project, probe.id, true);
+    const size = mine.salient.size;
+    const least = leastShared((shared, smaller) => shared / smaller >= threshold);
+    if (size > 0) {
+      this.search(0, mine.salient, inScope, (theirs) => least(Math.min(size, theirs)), (slot, shared, theirs) => {
+        const overlap = shared / Math.min(size, theirs);
+        if (overlap >= threshold) found.push({ id: this.engramOf[slot] as number, overlap, slot });
+      });
     }
+    const seen = new Set(found.map((candidate) => candidate.id));
     for (const id of also ?? []) {
       const slot = this.slotOf.get(id);
       if (slot === undefined || seen.has(id) || !inScope(slot)) continue;
       seen.add(id);
       const theirs = this.arena[this.recordAt[slot] as number] as number;
-      let shared = 0;
-      if (mineSize > 0 && theirs > 0) for (const stem of mine.salient) if (this.holds(slot, 0, stem)) shared++;
-      found.push({ id, overlap: mineSize && theirs ? shared / Math.min(mineSize, theirs) : 0, slot });
+      const shared = size && theirs ? this.shared(slot, 0, mine.salient) : 0;
+      found.push({ id, overlap: size && theirs ? shared / Math.min(size, theirs) : 0, slot });
     }
     return found;
+  }
+
+  /**
+   * The live engrams (pending or active) closest to a text by content words, for an engram of `project` (same
+   * project, or personal; never `exclude`): those with at least `minWords` words whose `score(shared, smaller side)` reaches
+   * `threshold`, the `limit` best (higher score, then lower id). `score` must grow with `shared`.
+   */
+  nearestByWords(
+    terms: readonly string[],
+    options: { project: string | null; exclude?: number; minWords: number; threshold: number; limit: number; score: (shared: number, smaller: number) => number },
+  ): Array<{ id: number; score: number; status: EngramStatus }> {
+    const size = terms.length;
+    const { limit, minWords, score } = options;
+    const best: Array<{ id: number; score: number; status: EngramStatus }> = [];
+    // The bar rises to the worst of the best `limit` once they are found (a tie still enters, by lower id).
+    let bar = options.threshold;
+    const leastAt = (at: number) => leastShared((shared, smaller) => score(shared, smaller) >= at);
+    let least = leastAt(bar);
+    this.search(
+      5,
+      terms,
+      this.scope(options.project, options.exclude, false),
+      (theirs) => (theirs < minWords ? 0 : least(Math.min(size, theirs))),
+      (slot, shared, theirs) => {
+        if (theirs < minWords) return;
+        const value = score(shared, Math.min(size, theirs));
+        if (value < bar) return;
+        best.push({ id: this.engramOf[slot] as number, score: value, status: this.statusOf[slot] === ACTIVE ? 'active' : 'pending' });
+        best.sort((x, y) => y.score - x.score || x.id - y.id);
+        if (best.length > limit) best.pop();
+        if (best.length === limit && (best.at(-1) as { score: number }).score > bar) {
+          bar = (best.at(-1) as { score: number }).score;
+          least = leastAt(bar);
+        }
+      },
+      // With the best `limit` found, a slot is read only if the words it can still share could beat the worst of them,
+      // or tie it with a lower id.
+      (theirs, reach) => {
+        if (theirs < minWords) return Number.NEGATIVE_INFINITY;
+        if (best.length < limit) return Number.POSITIVE_INFINITY;
+        const bound = score(Math.min(reach, theirs, size), Math.min(size, theirs));
+        const worst = best.at(-1) as { id: number; score: number };
+        return bound > worst.score ? Number.POSITIVE_INFINITY : bound === worst.score ? worst.id : Number.NEGATIVE_INFINITY;
+      },
+    );
+    return best;
   }
 
   /** A candidate's analysis, as `analyse` gave it (sets in the same order). */
@@ -344,65 +397,124 @@ export class TextIndex {
     return Array.from(this.arena.subarray(from, from + size), (term) => this.terms[term] as string);
   }
 
-  /**
-   * Calls `visit` for every live engram that shares a content word with `terms` (distinct) and would be shown beside
-   * an engram of `project` (same project, or personal), with how many words they share and how many it has.
-   */
-  forEachWordNeighbour(terms: readonly string[], project: string | null, visit: (id: number, shared: number, size: number, status: EngramStatus) => void): void {
+  /** Which slots a search may return: live (active only for conflicts), in scope of `project`, not `exclude`. */
+  private scope(project: string | null, exclude: number | undefined, activeOnly: boolean): (slot: number) => boolean {
     const wanted = project === null ? null : (this.projectIds.get(project) ?? -2);
-    const touched = this.count(terms, (slot) => this.statusOf[slot] !== DEAD, this.words, this.wordOverlay);
-    for (let i = 0; i < touched; i++) {
-      const slot = this.touched[i] as number;
-      const shared = this.counts[slot] as number;
-      this.counts[slot] = 0;
+    return (slot) => {
+      const status = this.statusOf[slot];
+      if (status === DEAD || (activeOnly && status !== ACTIVE) || this.engramOf[slot] === exclude) return false;
       const own = this.projectOf[slot] as number;
-      if (wanted !== null && own !== -1 && own !== wanted) continue;
-      visit(this.engramOf[slot] as number, shared, this.arena[(this.recordAt[slot] as number) + 5] as number, this.statusOf[slot] === ACTIVE ? 'active' : 'pending');
-    }
+      return wanted === null || own === -1 || own === wanted;
+    };
   }
 
-  /** Counts, per slot passing `live`, how many of `terms` its postings hold; returns how many slots it touched. */
-  private count(terms: Iterable<string>, live: (slot: number) => boolean, base: Postings, overlay: Map<number, number[]>): number {
-    if (this.counts.length < this.slots) {
-      this.counts = new Uint16Array(this.engramOf.length);
-      this.touched = new Int32Array(this.engramOf.length);
-    }
-    const { counts, touched } = this;
-    const status = this.statusOf;
-    let n = 0;
+  /**
+   * Visits, once each, the slots that may share enough of `terms` (distinct) in `part` (0: salient stems, 5: words)
+   * with the exact count they share. Prefix filtering: a slot of size b sharing at least `need(b)` terms holds one of
+   * any `k − need(b) + 1` of the k indexed query terms, so the terms are taken rarest first and the term of rank r is
+   * walked only for slots with `need(b) ≤ k − r` — postings are ordered by size, and `need` must not fall as the size
+   * grows (it may rise between calls: a top-k bar). Common terms are then walked only for the few slots small enough
+   * to need them, instead of for most of the store. A slot first met at rank r holds none of the rarer terms, so it
+   * shares at most k − r: `below(size, k − r)` may name an engram id from which slots of that size are not worth
+   * reading (a top-k search whose worst can only be tied); the rest of that run is skipped.
+   */
+  private search(
+    part: 0 | 5,
+    terms: Iterable<string>,
+    accept: (slot: number) => boolean,
+    need: (size: number) => number,
+    found: (slot: number, shared: number, size: number) => void,
+    below?: (size: number, reach: number) => number,
+  ): void {
+    const base = part === 0 ? this.stems : this.words;
+    const overlay = part === 0 ? this.stemOverlay : this.wordOverlay;
+    const ids: number[] = [];
     for (const term of terms) {
       const id = this.termIds.get(term);
-      if (id === undefined) continue;
-      if (id + 1 < base.offsets.length) {
-        const end = base.offsets[id + 1] as number;
-        for (let p = base.offsets[id] as number; p < end; p++) {
-          const slot = base.list[p] as number;
-          if (status[slot] === DEAD || !live(slot)) continue;
-          const seen = counts[slot] as number;
-          counts[slot] = seen + 1;
-          if (seen === 0) touched[n++] = slot;
+      if (id !== undefined) ids.push(id);
+    }
+    const frequency = (id: number): number => (id + 1 < base.offsets.length ? (base.offsets[id + 1] as number) - (base.offsets[id] as number) : 0) + (overlay.get(id)?.length ?? 0);
+    ids.sort((x, y) => frequency(x) - frequency(y));
+    const k = ids.length;
+    if (this.marks.length < this.terms.length) this.marks = new Uint8Array(this.terms.length + 1024);
+    if (this.stamps.length < this.engramOf.length) this.stamps = new Uint32Array(this.engramOf.length);
+    if (++this.epoch === 0xffffffff) {
+      this.stamps.fill(0);
+      this.epoch = 1;
+    }
+    const { marks, stamps, epoch, arena, recordAt, engramOf } = this;
+    for (const id of ids) marks[id] = 1;
+    const sizeAt = part === 0 ? 0 : 5;
+    const visit = (slot: number): void => {
+      stamps[slot] = epoch;
+      if (!accept(slot)) return;
+      const at = recordAt[slot] as number;
+      let from = at + HEADER;
+      if (part === 5) for (let i = 0; i < 5; i++) from += arena[at + i] as number;
+      const size = arena[at + sizeAt] as number;
+      let shared = 0;
+      for (let i = from; i < from + size; i++) shared += marks[arena[i] as number] as number;
+      found(slot, shared, size);
+    };
+    try {
+      for (let rank = 0; rank < k; rank++) {
+        const id = ids[rank] as number;
+        const reach = k - rank;
+        if (id + 1 < base.offsets.length) {
+          const end = base.offsets[id + 1] as number;
+          let p = base.offsets[id] as number;
+          while (p < end) {
+            // One run of slots of the same size (in id order) at a time.
+            const size = arena[(recordAt[base.list[p] as number] as number) + sizeAt] as number;
+            if (need(size) > reach) break;
+            const under = below ? below(size, reach) : Number.POSITIVE_INFINITY;
+            for (; p < end; p++) {
+              const slot = base.list[p] as number;
+              if (arena[(recordAt[slot] as number) + sizeAt] !== size) break;
+              if ((engramOf[slot] as number) >= under) {
+                p = this.runEnd(base.list, p, end, sizeAt, size);
+                break;
+              }
+              if (stamps[slot] !== epoch) visit(slot);
+            }
+          }
+        }
+        for (const slot of overlay.get(id) ?? []) {
+          if (stamps[slot] === epoch) continue;
+          const size = arena[(recordAt[slot] as number) + sizeAt] as number;
+          if (need(size) > reach || (below && (engramOf[slot] as number) >= below(size, reach))) continue;
+          visit(slot);
         }
       }
-      for (const slot of overlay.get(id) ?? []) {
-        if (status[slot] === DEAD || !live(slot)) continue;
-        const seen = counts[slot] as number;
-        counts[slot] = seen + 1;
-        if (seen === 0) touched[n++] = slot;
-      }
+    } finally {
+      for (const id of ids) marks[id] = 0;
     }
-    return n;
   }
 
-  /** Whether a slot's record holds `term` in part `part` (0: salient). */
-  private holds(slot: number, part: number, term: string): boolean {
-    const id = this.termIds.get(term);
-    if (id === undefined) return false;
+  /** The end of the run of slots of one size that starts before `from` in a size-ordered posting list. */
+  private runEnd(list: Int32Array, from: number, end: number, sizeAt: number, size: number): number {
+    let low = from;
+    let high = end;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if ((this.arena[(this.recordAt[list[middle] as number] as number) + sizeAt] as number) > size) high = middle;
+      else low = middle + 1;
+    }
+    return low;
+  }
+
+  /** How many of `terms` a slot's part holds. */
+  private shared(slot: number, part: 0 | 5, terms: Iterable<string>): number {
     const at = this.recordAt[slot] as number;
     let from = at + HEADER;
-    for (let i = 0; i < part; i++) from += this.arena[at + i] as number;
-    const end = from + (this.arena[at + part] as number);
-    for (let i = from; i < end; i++) if (this.arena[i] === id) return true;
-    return false;
+    if (part === 5) for (let i = 0; i < 5; i++) from += this.arena[at + i] as number;
+    const held = new Set(this.arena.subarray(from, from + (this.arena[at + part] as number)));
+    let shared = 0;
+    for (const term of terms) {
+      const id = this.termIds.get(term);
+      if (id !== undefined && held.has(id)) shared++;
+    }
+    return shared;
   }
 
   /** Reads the rows of changed engrams and brings their slots up to date. */
@@ -574,7 +686,13 @@ export class TextIndex {
     for (let t = 0; t < this.terms.length; t++) offsets[t + 1] = (offsets[t + 1] as number) + (offsets[t] as number);
     const list = new Int32Array(offsets[this.terms.length] as number);
     const fill = offsets.slice(0, this.terms.length);
-    for (let slot = 0; slot < slots; slot++) {
+    // Each term's slots in order of size (where a search's prefix filter stops), then of engram id (where a top-k
+    // search stops once only a lower id could still tie).
+    const engramOf = this.engramOf;
+    const order = Int32Array.from({ length: slots }, (_, slot) => slot).sort(
+      (x, y) => (arena[(recordAt[x] as number) + part] as number) - (arena[(recordAt[y] as number) + part] as number) || (engramOf[x] as number) - (engramOf[y] as number),
+    );
+    for (const slot of order) {
       const [from, to] = bounds(slot);
       for (let i = from; i < to; i++) list[(fill[arena[i] as number] as number)++] = slot;
     }

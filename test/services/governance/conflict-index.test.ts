@@ -210,6 +210,34 @@ describe('the text index behind findConflicts', () => {
     }
   });
 
+  it('is exact where a few stems are in most engrams (the postings a probe walks are long)', () => {
+    const store = tempStore();
+    const random = seeded(11);
+    const common = 'build test deploy cache docker timeout retries branch merge release config token'.split(' ');
+    const rare = Array.from({ length: 400 }, (_, i) => `module${i.toString(36)}`);
+    const negations = ['never', "don't", 'avoid', 'do not', 'instead of'];
+    const word = (): string => (random() < 0.6 ? (common[Math.floor(random() * common.length)] as string) : (rare[Math.floor(random() * rare.length)] as string));
+    const text = (): string =>
+      Array.from({ length: 2 + Math.floor(random() * 14) }, (_, i) => (i > 0 && random() < 0.15 ? `${negations[Math.floor(random() * negations.length)]} ${word()}` : word()))
+        .concat(random() < 0.2 ? [`${Math.floor(random() * 4) * 15}s`] : [])
+        .join(' ');
+    const insert = store.db.prepare(
+      `INSERT INTO engrams (uid, kind, text, category, tags, source, content_hash, project, created_at, updated_at, last_seen_at, status)
+       VALUES (lower(hex(randomblob(16))), 'lesson', ?, 'general', '[]', 'manual', lower(hex(randomblob(32))), ?, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', ?)`,
+    );
+    store.db.transaction(() => {
+      for (let i = 0; i < 3_000; i++) insert.run(text(), projects[i % 3] ?? null, random() < 0.9 ? 'active' : 'pending');
+    })();
+    let found = 0;
+    for (let i = 0; i < 150; i++) {
+      const probe = { text: text(), project: projects[i % 3] ?? null };
+      const full = fullScan(store, probe);
+      expect(findConflicts(store, probe), probe.text).toEqual(full);
+      found += full.length;
+    }
+    expect(found).toBeGreaterThan(150);
+  });
+
   it('an import catches two lines of the same batch that contradict each other', () => {
     const store = tempStore();
     const conflicting = pairs.filter((pair) => pair.label === 'conflict').slice(0, 10);
