@@ -6,10 +6,13 @@
 //    and the heap it holds;
 // 2. `conflict-check`: findConflicts on new texts (the index) and the full scan it replaced, alternating per probe;
 //    every answer compared;
-// 3. `save`: addEngram end to end (redaction, tier, conflict check, insert, audit row, journal), one save at a time.
+// 3. `save`: addEngram end to end (redaction, tier, conflict check, insert, audit row, journal), one save at a time;
+// 0. with `--server`, `server-first-save`: dist/server.mjs started on the store, its first save over HTTP once warm,
+//    and its resident memory.
 // Runs in a tree without the index too (main before it): there findConflicts is the full scan and `save` is the
 // before figure.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore, type Store } from '../src/core/index.js';
@@ -26,6 +29,7 @@ const SIZES = option('--sizes', '10000,100000').split(',').map(Number);
 const CORPORA = option('--corpora', 'lessons,skewed').split(',');
 const PROBES = Number(option('--probes', '200'));
 const SAVES = Number(option('--saves', '100'));
+const SERVER = args.includes('--server');
 const emit = (record: Record<string, unknown>): void => console.log(JSON.stringify(record));
 const round = (value: number): number => Math.round(value * 100) / 100;
 const load = (): number[] => loadavg().map((n) => round(n));
@@ -47,8 +51,11 @@ const VOCABULARY = [
   'commit', 'branch', 'merge', 'release', 'package', 'config', 'token', 'session', 'request', 'handler', 'route',
   ...Array.from({ length: 3000 }, (_, i) => `term${i.toString(36)}`),
 ];
-/** A text of the corpus: a lesson with a fifth of its words dropped and a counter, or bench/http's skewed words. */
+/** bench/search.mjs's word salad: texts of 30 words from 100, so every stem is in nearly every engram. */
+const SALAD = Array.from({ length: 100 }, (_, i) => `word${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}`);
+/** A text of the corpus: a lesson with a fifth of its words dropped and a counter, bench/http's skewed words, or salad. */
 const TEXT: Record<string, (i: number) => string> = {
+  salad: (i) => `${Array.from({ length: 30 }, () => SALAD[Math.floor(random() * SALAD.length)]).join(' ')} (${i})`,
   lessons: (i) => `${(LESSONS[Math.floor(random() * LESSONS.length)] as string).split(' ').filter(() => random() > 0.2).join(' ')} (${i})`,
   skewed: (i) => `${Array.from({ length: 10 + Math.floor(random() * 21) }, () => VOCABULARY[Math.min(VOCABULARY.length - 1, Math.floor(VOCABULARY.length * random() ** 3))]).join(' ')} (${i})`,
 };
@@ -88,6 +95,52 @@ function scanner(store: Store): (probe: { text: string; project: string | null }
   };
 }
 
+/**
+ * `--server`: the warm server (dist/server.mjs, no embedder) started on the store: when it is warm (and, with a text
+ * index, when that is built), the first save over HTTP — before the index, it analysed every active engram — and the
+ * server's resident memory after it.
+ */
+async function serverFirstSave(home: string): Promise<Record<string, unknown>> {
+  const script = join(ROOT, 'dist', 'server.mjs');
+  if (!existsSync(script)) return { skipped: 'dist/server.mjs missing (npm run build)' };
+  const started = performance.now();
+  const child = spawn(process.execPath, [script, '--foreground'], {
+    env: { ...process.env, HOME: home, ENGRAM_HOME: home, ENGRAM_EMBEDDER: 'none', ENGRAM_PORT: '0' },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        const line = out.split('\n').find((l) => l.includes('"url"'));
+        if (line) resolve((JSON.parse(line) as { url: string }).url);
+      });
+      child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
+    });
+    const log = join(home, 'logs', 'server.log');
+    const logged = (text: string): boolean => existsSync(log) && readFileSync(log, 'utf8').includes(text);
+    const until = performance.now() + 180_000;
+    while (performance.now() < until && !(logged('server warm') && (!hasIndex || logged('text index ready')))) await new Promise((resolve) => setTimeout(resolve, 100));
+    const readyMs = performance.now() - started;
+    const t = performance.now();
+    const response = await fetch(`${url}/observations`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ session_id: 'bench', project: 'shop', title: 'first save', content: 'The first save after the server started: compared with every active engram before the text index.' }),
+    });
+    await response.text();
+    const firstSaveMs = performance.now() - t;
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+    const kb = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
+    return { http_status: response.status, warm_ms: Math.round(readyMs), first_save_ms: Math.round(firstSaveMs), rss_mb: Math.round(kb('VmRSS') / 1024), peak_rss_mb: Math.round(kb('VmHWM') / 1024) };
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((resolve) => child.once('exit', resolve));
+  }
+}
+
 const heap = (): number => {
   (globalThis as { gc?: () => void }).gc?.();
   const memory = process.memoryUsage();
@@ -104,6 +157,7 @@ for (const corpus of CORPORA) {
       let started = performance.now();
       seedStore(store, size, text);
       const seedMs = performance.now() - started;
+      if (SERVER) emit({ bench: 'server-first-save', corpus, engrams: size, text_index: hasIndex, ...(await serverFirstSave(dir)), load: load() });
       if (hasIndex) {
         const before = heap();
         started = performance.now();

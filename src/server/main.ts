@@ -457,7 +457,6 @@ server.listen(paths.socket, () => {
   log.info('server listening', { pid: process.pid, version: VERSION, socket: paths.socket, idle_ms: idleMs, embedder: choice?.spec?.kind ?? null, foreground });
   scheduleJobs();
   void warmUp();
-  void warmTexts();
   void startHttp();
 });
 
@@ -626,6 +625,8 @@ async function warmUp(): Promise<void> {
   busy++;
   try {
     await engine.search({ query: 'warm up', mode: 'bm25', topK: 1 });
+    // After the BM25 index, not beside it: two workers analysing 100k texts at once doubled the server's peak memory.
+    void warmTexts();
     const loaded = await engine.embedder();
     if (loaded.embedder) {
       await engine.search({ query: 'warm up', mode: 'hybrid', topK: 1 });
@@ -646,6 +647,8 @@ async function warmUp(): Promise<void> {
 const textIndexWorker = join(dirname(fileURLToPath(import.meta.url)), 'text-index-worker.mjs');
 let textsWarming = false;
 let textsFailedAt = 0;
+/** Set once the index was built: from then on the sweep keeps it (warm-up starts the first build, after BM25's). */
+let textsHeld = false;
 /**
  * Builds the text index saves compare new texts with (conflicts) and review's near-duplicates read, in a worker
  * thread: analysing every engram takes seconds at 100k, which a save arriving first would otherwise pay inline.
@@ -656,6 +659,7 @@ async function warmTexts(): Promise<void> {
   const started = performance.now();
   try {
     const how = await warmTextIndex(store, textIndexWorkerBuilder(textIndexWorker));
+    textsHeld = true;
     if (how === 'built') log.info('text index ready', { ms: Math.round(performance.now() - started) });
   } catch (error) {
     textsFailedAt = Date.now();
@@ -696,7 +700,7 @@ setInterval(() => {
   // What other processes wrote reaches the text index between saves; one the change log no longer reaches back to
   // is built again in the worker rather than by the next save.
   try {
-    if (!textsWarming && !syncTextIndex(store)) void warmTexts();
+    if (textsHeld && !textsWarming && !syncTextIndex(store)) void warmTexts();
   } catch (error) {
     log.warn('text index sync failed', { error });
   }
