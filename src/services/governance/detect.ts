@@ -1,6 +1,7 @@
 /**
- * Finding an engram's conflicts in the store: the rules (or an LLM's earlier verdicts) against every active engram it
- * would be shown beside — same project, or personal — and recording them in `engram_conflicts`.
+ * Finding an engram's conflicts in the store: the rules (or an LLM's earlier verdicts) against the active engrams it
+ * would be shown beside — same project, or personal — that can contradict it, found through the store's text index
+ * (text-index.ts), and recording them in `engram_conflicts`.
  * @module
  */
 import { sanitizeText, type EngramStatus, type LlmClient, type Store } from '../../core/index.js';

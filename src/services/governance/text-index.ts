@@ -1,15 +1,15 @@
 /**
  * What a new or changed text is compared with: the live engrams (pending and active, not deleted), each analysed once
  * — its conflict analysis (`analyse`, conflicts.ts) and its content words (review's near-duplicates) — and indexed by
- * salient stem and by word. A save then compares its text only with the engrams that share a salient stem with it
- * (the only ones rule 1 can pass), instead of reading and judging every active engram (docs/PERFORMANCE.md, "Saves in
- * big stores").
+ * salient stem and by word. A save then judges its text only against the engrams that share enough salient stems
+ * with it to pass rule 1, found by prefix filtering (see `search`), instead of reading and judging every active engram
+ * (docs/PERFORMANCE.md, "Saves in big stores").
  *
  * One index per open store (connection), held here and brought up to date before each use from the store's change
  * log (`search_changes`, migration 13: which engram each move of the search generation was about), as the BM25 index
  * follows writes: the engrams changed since its generation are read again, and only those whose text changed are
  * analysed again. A process that has none builds it on first use (the warm server builds it ahead, in a worker
- * thread: text-index-worker.ts); building costs what one comparison with every engram used to.
+ * thread: text-index-worker.ts); building costs about what one comparison with every engram used to.
  *
  * Inside a write transaction the index sees that transaction's own writes, which a rollback takes back. So what it
  * applies there is journaled under a token it writes to a TEMP table in the same transaction: the next use reads the
@@ -17,12 +17,20 @@
  *
  * Layout: each live engram has a slot (a changed text gets a new one; the old one dies), its analysis packed into one
  * Int32Array arena as ids of interned strings, kept in the order `analyse` produced them (the order decides which word
- * a verdict's reason names). Postings (term → slots) are a compact base plus an overlay of slots added since; dead
- * slots are skipped on the walk, and the whole is repacked when the garbage grows.
+ * a verdict's reason names). Postings (term → slots) are a compact base, each term's slots ordered by size then engram
+ * id, plus an overlay of slots added since; dead slots are skipped on the walk, and the whole is repacked when the
+ * garbage grows.
  * @module
  */
 import removeStopWords from 'wink-nlp-utils/src/tokens-remove-words.js';
 import type { EngramStatus, Store } from '../../core/index.js';
+
+/** What is used of a prepared statement. */
+interface Statement {
+  get(...params: unknown[]): unknown;
+  all(...params: unknown[]): unknown[];
+  run(...params: unknown[]): unknown;
+}
 // One file, not the recall barrel: services/recall imports governance (its gates), and this needs only the tokenizer.
 import { words as wordTokens } from '../recall/text.js';
 import { analyse, stemOf, type Analysis } from './conflicts.js';
@@ -177,6 +185,8 @@ export class TextIndex {
   private readonly reread = new Set<number>();
   /** Set when it cannot be brought up to date any more (a build that was rolled back): build again. */
   private broken = false;
+  /** Statements of the connection it follows, prepared once (an import syncs once per line). */
+  private statements: { rows?: Statement; mark?: Statement; setMark?: Statement } = {};
 
   private constructor(data: TextIndexData) {
     this.storeUid = data.storeUid;
@@ -519,7 +529,7 @@ export class TextIndex {
 
   /** Reads the rows of changed engrams and brings their slots up to date. */
   private apply(store: Store, ids: readonly number[]): void {
-    const read = store.db.prepare('SELECT id, text, status, project, deleted_at FROM engrams WHERE id IN (SELECT value FROM json_each(?))');
+    const read = (this.statements.rows ??= store.db.prepare('SELECT id, text, status, project, deleted_at FROM engrams WHERE id IN (SELECT value FROM json_each(?))'));
     for (let at = 0; at < ids.length; at += 5_000) {
       const chunk = ids.slice(at, at + 5_000);
       const rows = new Map((read.all(JSON.stringify(chunk)) as Row[]).map((row) => [row.id, row]));
@@ -736,16 +746,24 @@ export class TextIndex {
 
   private readMark(store: Store): number {
     try {
-      return (store.db.prepare(`SELECT token FROM temp.${MARK_TABLE} WHERE id = 1`).pluck().get() as number | undefined) ?? 0;
+      this.statements.mark ??= store.db.prepare(`SELECT token FROM temp.${MARK_TABLE} WHERE id = 1`).pluck();
+      return (this.statements.mark.get() as number | undefined) ?? 0;
     } catch {
       // No table: it was created in a transaction that rolled back (or never): nothing journaled is visible.
+      delete this.statements.mark;
       return 0;
     }
   }
 
   private writeMark(store: Store, token: number): void {
-    store.db.exec(`CREATE TEMP TABLE IF NOT EXISTS ${MARK_TABLE} (id INTEGER PRIMARY KEY, token INTEGER NOT NULL)`);
-    store.db.prepare(`INSERT OR REPLACE INTO temp.${MARK_TABLE} (id, token) VALUES (1, ?)`).run(token);
+    try {
+      (this.statements.setMark ??= store.db.prepare(`INSERT OR REPLACE INTO temp.${MARK_TABLE} (id, token) VALUES (1, ?)`)).run(token);
+    } catch {
+      // First use, or the table went with a rolled-back transaction that created it.
+      store.db.exec(`CREATE TEMP TABLE IF NOT EXISTS ${MARK_TABLE} (id INTEGER PRIMARY KEY, token INTEGER NOT NULL)`);
+      this.statements.setMark = store.db.prepare(`INSERT OR REPLACE INTO temp.${MARK_TABLE} (id, token) VALUES (1, ?)`);
+      this.statements.setMark.run(token);
+    }
   }
 }
 
