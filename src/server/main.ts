@@ -42,6 +42,7 @@ import {
   searchTuning,
   syncJournal,
   syncTextIndex,
+  textIndexReady,
   textIndexWorkerBuilder,
   warmTextIndex,
   type Actor,
@@ -237,6 +238,8 @@ function scheduleJobs(): void {
       busy++;
       try {
         const loaded = model ? (await engine.embedder()).embedder : null;
+        // Extraction stores lessons, checking conflicts through the text index: wait for one being built at start.
+        await textIndexReady(store);
         await runPendingJobs({
           store,
           log,
@@ -457,6 +460,7 @@ server.listen(paths.socket, () => {
   log.info('server listening', { pid: process.pid, version: VERSION, socket: paths.socket, idle_ms: idleMs, embedder: choice?.spec?.kind ?? null, foreground });
   scheduleJobs();
   void warmUp();
+  void warmTexts();
   void startHttp();
 });
 
@@ -625,8 +629,7 @@ async function warmUp(): Promise<void> {
   busy++;
   try {
     await engine.search({ query: 'warm up', mode: 'bm25', topK: 1 });
-    // After the BM25 index, not beside it: two workers analysing 100k texts at once doubled the server's peak memory.
-    void warmTexts();
+    bm25Warm.settle();
     const loaded = await engine.embedder();
     if (loaded.embedder) {
       await engine.search({ query: 'warm up', mode: 'hybrid', topK: 1 });
@@ -637,6 +640,7 @@ async function warmUp(): Promise<void> {
     log.info('server warm', { ms: Math.round(performance.now() - started), model: model?.name ?? null, reason: loaded.reason });
     if (loaded.embedder) void embedInBackground(loaded.embedder);
   } catch (error) {
+    bm25Warm.settle();
     log.error('warm-up failed; answering with BM25', { error });
   } finally {
     busy--;
@@ -645,9 +649,16 @@ async function warmUp(): Promise<void> {
 }
 
 const textIndexWorker = join(dirname(fileURLToPath(import.meta.url)), 'text-index-worker.mjs');
+/** Settled once warm-up has its BM25 index: the text index is built after it, not beside it (two workers analysing
+ * 100k texts at once doubled the server's peak memory). */
+const bm25Warm = (() => {
+  let settle = (): void => {};
+  const promise = new Promise<void>((resolve) => (settle = resolve));
+  return { promise, settle: () => settle() };
+})();
 let textsWarming = false;
 let textsFailedAt = 0;
-/** Set once the index was built: from then on the sweep keeps it (warm-up starts the first build, after BM25's). */
+/** Set once the index was built: from then on the sweep keeps it (start-up asks for the first build). */
 let textsHeld = false;
 /**
  * Builds the text index saves compare new texts with (conflicts) and review's near-duplicates read, in a worker
@@ -658,7 +669,8 @@ async function warmTexts(): Promise<void> {
   textsWarming = true;
   const started = performance.now();
   try {
-    const how = await warmTextIndex(store, textIndexWorkerBuilder(textIndexWorker));
+    // Writes and the viewer's review wait for it (textIndexReady) rather than building it on this event loop.
+    const how = await warmTextIndex(store, textIndexWorkerBuilder(textIndexWorker), { after: bm25Warm.promise });
     textsHeld = true;
     if (how === 'built') log.info('text index ready', { ms: Math.round(performance.now() - started) });
   } catch (error) {

@@ -60,6 +60,7 @@ export {
   compareTexts,
   findConflicts,
   syncTextIndex,
+  textIndexReady,
   warmTextIndex,
   runTextIndexWorker,
   textIndexWorkerBuilder,

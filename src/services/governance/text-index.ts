@@ -798,24 +798,52 @@ export function hasTextIndex(store: Store): boolean {
 /** Builds the index of a store somewhere else (a worker thread): its data at some generation. */
 export type TextIndexBuilder = (job: { dbPath: string }) => Promise<TextIndexData>;
 
+/** Builds under way, by store: what a caller that can wait (an operation, the viewer) waits for. */
+const warming = new WeakMap<Store, Promise<unknown>>();
+
 /**
  * Makes sure this process holds the store's index: built by `builder` (a worker thread, off the event loop) when given,
- * else here. One built here in the meantime (a save that could not wait) wins over the worker's.
+ * else here — after `after` settles (the warm server builds its BM25 index first: two builds at once doubled its
+ * peak memory). One built here in the meantime (a save that could not wait) wins over the worker's.
  */
-export async function warmTextIndex(store: Store, builder?: TextIndexBuilder): Promise<'held' | 'built'> {
-  if (indexes.has(store)) {
-    syncTextIndex(store);
-    if (indexes.has(store)) return 'held';
-  }
-  if (builder) {
-    const data = await builder({ dbPath: store.path });
-    if (indexes.has(store) || !store.db.open) return 'held';
-    const index = TextIndex.fromData(data);
-    if (index.sync(store)) {
-      indexes.set(store, index);
-      return 'built';
+export function warmTextIndex(store: Store, builder?: TextIndexBuilder, options: { after?: Promise<unknown> } = {}): Promise<'held' | 'built'> {
+  const running = warming.get(store);
+  if (running) return running.then(() => 'held' as const);
+  const build = (async (): Promise<'held' | 'built'> => {
+    await options.after?.catch(() => undefined);
+    if (indexes.has(store)) {
+      syncTextIndex(store);
+      if (indexes.has(store)) return 'held';
     }
-  }
-  textIndexOf(store);
-  return 'built';
+    if (builder) {
+      const data = await builder({ dbPath: store.path });
+      if (indexes.has(store) || !store.db.open) return 'held';
+      const index = TextIndex.fromData(data);
+      if (index.sync(store)) {
+        indexes.set(store, index);
+        return 'built';
+      }
+    }
+    textIndexOf(store);
+    return 'built';
+  })();
+  warming.set(store, build);
+  void build.then(
+    () => warming.delete(store),
+    () => warming.delete(store),
+  );
+  return build;
+}
+
+/**
+ * Resolves once a build of the store's index that is under way (a warm server starting) has finished, failed or not —
+ * or after `timeoutMs`, whichever comes first; at once when none is. A caller that may wait (an operation that
+ * writes, the viewer's review, a job) waits here rather than building the index again on the event loop.
+ */
+export async function textIndexReady(store: Store, timeoutMs = 60_000): Promise<void> {
+  const running = warming.get(store);
+  if (!running) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([running.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs).unref()))]);
+  clearTimeout(timer);
 }

@@ -7,11 +7,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openStore, type Store } from '../../../src/core/index.js';
-import { addEngram, deleteEngram, deprecateEngram, findConflicts, importEngrams, updateEngram } from '../../../src/services/index.js';
+import { loadSettings, openStore, readEnv, type Store } from '../../../src/core/index.js';
+import { addEngram, deleteEngram, deprecateEngram, findConflicts, importEngrams, MCP_AGENT, runOperation, updateEngram, workEnvironment, type OpContext } from '../../../src/services/index.js';
 import { approveEngrams, forgetEngrams, rejectEngrams, undoOperation } from '../../../src/services/gate/index.js';
-import { analyse, hasTextIndex, ruleVerdict, TextIndex, textIndexOf, warmTextIndex, type ConflictVerdict } from '../../../src/services/governance/index.js';
-import { ROOT, steppingClock, tempStore } from '../../_helpers.js';
+import { analyse, hasTextIndex, ruleVerdict, TextIndex, textIndexOf, textIndexReady, warmTextIndex, type ConflictVerdict } from '../../../src/services/governance/index.js';
+import { ROOT, steppingClock, tempDir, tempStore } from '../../_helpers.js';
 
 const pairs = ['dev.jsonl', 'holdout.jsonl'].flatMap((name) =>
   readFileSync(join(ROOT, 'fixtures', 'conflicts', name), 'utf8')
@@ -236,6 +236,48 @@ describe('the text index behind findConflicts', () => {
       found += full.length;
     }
     expect(found).toBeGreaterThan(150);
+  });
+
+  it('a write operation waits for a build under way (the warm server starting) instead of building its own', async () => {
+    const home = tempDir();
+    const settings = loadSettings(readEnv({ HOME: home, ENGRAM_HOME: home }, { cwd: home }));
+    const store = openStore({ path: settings.paths.db });
+    try {
+      importEngrams(store, pairs.slice(0, 40).map((pair) => JSON.stringify({ text: pair.a, project: 'shop' })));
+      const server = openStore({ path: store.path }); // the connection the warm server holds, with no index yet
+      const context: OpContext = {
+        store: server,
+        settings,
+        caller: { cwd: home, agent: 'claude', session_id: 'mcp-test', project: 'shop' },
+        actor: MCP_AGENT,
+        search: () => Promise.reject(new Error('not searched here')),
+        searchMode: 'bm25',
+        model: null,
+        environment: (cwd, agent) => workEnvironment(settings, cwd, agent),
+        now: () => new Date(),
+      };
+      let release = (): void => {};
+      const bm25 = new Promise<void>((resolve) => (release = resolve));
+      const warm = warmTextIndex(server, async () => TextIndex.build(store).toData(), { after: bm25 });
+      const conflicting = pairs[0] as { a: string; b: string }; // 'Use pnpm ...' against 'Never use pnpm ...'
+      let saved = false;
+      const save = runOperation('engram.add', { text: conflicting.b, project: 'shop' }, context).then((result) => {
+        saved = true;
+        return result;
+      });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(saved).toBe(false); // waiting for the build, not building on the event loop
+      expect(hasTextIndex(server)).toBe(false);
+      release();
+      expect(await warm).toBe('built'); // the worker's index was installed: nobody built one meanwhile
+      const result = (await save) as { conflicts: Array<{ other_text: string }> };
+      expect(result.conflicts.map((conflict) => conflict.other_text)).toContain(conflicting.a);
+      expect(findConflicts(server, { text: conflicting.b, project: 'shop' })).toEqual(fullScan(server, { text: conflicting.b, project: 'shop' }));
+      await textIndexReady(server); // nothing under way: at once
+      server.close();
+    } finally {
+      store.close();
+    }
   });
 
   it('an import catches two lines of the same batch that contradict each other', () => {
