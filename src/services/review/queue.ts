@@ -7,6 +7,7 @@
 import { EngramError, type Engram, type EngramStatus, type Store } from '../../core/index.js';
 import {
   changedColumns,
+  contentTerms,
   entryBySeq,
   freshness,
   governancePolicy,
@@ -17,10 +18,9 @@ import {
   staleAfter,
   textIndexOf,
   undoneBy,
-  contentTerms,
   type GovernancePolicy,
-  type TextIndex,
   type StoredSource,
+  type TextIndex,
 } from '../governance/index.js';
 import { DEDUP } from '../learn/index.js';
 import { resolveEngram, type EngramRef } from '../memory/index.js';
