@@ -27,6 +27,37 @@ if (args.includes('--analyse')) {
   process.exit(0);
 }
 
+// `--stem-cap`: would a cap on how common a stem may be (and still count as salient) change the verdicts? The labelled
+// pairs judged with every stem above a document frequency dropped from their salient stems (and nouns), the
+// frequency taken in a store of the hand-written lessons of fixtures/eval and eval-lessons plus every pair text.
+if (args.includes('--stem-cap')) {
+  const labelled = readdirSync(folder)
+    .filter((name) => name.endsWith('.jsonl'))
+    .flatMap((name) => readFileSync(join(folder, name), 'utf8').split('\n').filter((line) => line.trim()).map((line) => JSON.parse(line) as Pair));
+  const lessons = ['eval', 'eval-lessons'].flatMap((set) =>
+    readFileSync(join(root, 'fixtures', set, 'memories.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => (JSON.parse(line) as { text: string }).text),
+  );
+  const texts = [...lessons, ...labelled.flatMap((pair) => [pair.a, pair.b])];
+  const frequency = new Map<string, number>();
+  for (const text of texts) for (const stem of analyse(text).salient) frequency.set(stem, (frequency.get(stem) ?? 0) + 1);
+  const top = [...frequency].sort((a, b) => b[1] - a[1]).slice(0, 8);
+  console.log(JSON.stringify({ store_texts: texts.length, commonest: Object.fromEntries(top.map(([stem, n]) => [stem, Math.round((n / texts.length) * 1000) / 1000])) }));
+  for (const cap of [1, 0.2, 0.1, 0.05, 0.03, 0.02, 0.01]) {
+    const capped = new Set([...frequency].filter(([, n]) => n / texts.length > cap).map(([stem]) => stem));
+    const without = (text: string) => {
+      const analysis = analyse(text);
+      return { ...analysis, salient: new Set([...analysis.salient].filter((stem) => !capped.has(stem))), nouns: new Set([...analysis.nouns].filter((stem) => !capped.has(stem))) };
+    };
+    const predicted = labelled.map((pair) => ruleVerdict(without(pair.a), without(pair.b)).conflict);
+    const changed = labelled.filter((pair, i) => predicted[i] !== ruleVerdict(analyse(pair.a), analyse(pair.b)).conflict).length;
+    console.log(JSON.stringify({ ...score('all', `rules, stems in more than ${cap * 100} % dropped`, labelled, predicted), stems_capped: capped.size, verdicts_changed: changed }));
+  }
+  process.exit(0);
+}
+
 interface Score {
   set: string;
   method: string;

@@ -5,6 +5,7 @@
 // every pair close enough to be a candidate. Prints JSON lines; asserts nothing.
 //
 //   node bench/conflicts.mjs [--verbose] [--no-llm]
+//   node bench/conflicts.mjs --stem-cap   # would a cap on common stems change the verdicts? (docs/PERFORMANCE.md)
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { bundleEntry } from '../scripts/bundle.mjs';

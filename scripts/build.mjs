@@ -22,6 +22,8 @@ const entryPoints = {
   server: join(root, 'src/server/main.ts'),
   // The worker thread in which the server rebuilds its BM25 base, off the event loop that answers hooks.
   'bm25-worker': join(root, 'src/server/bm25-worker.ts'),
+  // The worker thread in which the server builds the text index saves compare new texts with (conflicts).
+  'text-index-worker': join(root, 'src/server/text-index-worker.ts'),
   // What `engram mcp` loads when the background server cannot answer: the store, BM25 search, the operations.
   'mcp-inprocess': join(root, 'src/mcp/inprocess.ts'),
 };

@@ -31,7 +31,7 @@ export const RUNTIME_PACKAGES = ['better-sqlite3', 'sqlite-vec'];
 export const NATIVE_BINDING = launcher.NATIVE_BINDING;
 
 /** The bundles a runtime folder must hold. */
-export const BUNDLES = ['dist/cli.mjs', 'dist/server.mjs', 'dist/bm25-worker.mjs', 'dist/mcp-inprocess.mjs', 'dist/hooks/fast.cjs', 'dist/hooks/inprocess.cjs'];
+export const BUNDLES = ['dist/cli.mjs', 'dist/server.mjs', 'dist/bm25-worker.mjs', 'dist/text-index-worker.mjs', 'dist/mcp-inprocess.mjs', 'dist/hooks/fast.cjs', 'dist/hooks/inprocess.cjs'];
 
 /** What the bootstrap copies from the install folder into a new runtime folder to install and build there. */
 export const BUILD_INPUTS = ['package.json', 'package-lock.json', 'plugin.json', 'tsconfig.json', 'src', 'scripts', 'hooks'];

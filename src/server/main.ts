@@ -41,6 +41,10 @@ import {
   runPendingJobs,
   searchTuning,
   syncJournal,
+  syncTextIndex,
+  textIndexReady,
+  textIndexWorkerBuilder,
+  warmTextIndex,
   type Actor,
   type Caller,
   type OpContext,
@@ -235,6 +239,8 @@ function scheduleJobs(): void {
       busy++;
       try {
         const loaded = model ? (await engine.embedder()).embedder : null;
+        // Extraction stores lessons, checking conflicts through the text index: wait for one being built at start.
+        await textIndexReady(store);
         await runPendingJobs({
           store,
           log,
@@ -506,6 +512,7 @@ server.listen(paths.socket, () => {
   log.info('server listening', { pid: process.pid, version: VERSION, socket: paths.socket, idle_ms: idleMs, embedder: choice?.spec?.kind ?? null, foreground });
   scheduleJobs();
   void warmUp();
+  void warmTexts();
   void startHttp();
 });
 
@@ -674,6 +681,7 @@ async function warmUp(): Promise<void> {
   busy++;
   try {
     await engine.search({ query: 'warm up', mode: 'bm25', topK: 1 });
+    bm25Warm.settle();
     const loaded = await engine.embedder();
     if (loaded.embedder) {
       await engine.search({ query: 'warm up', mode: 'hybrid', topK: 1 });
@@ -684,10 +692,44 @@ async function warmUp(): Promise<void> {
     log.info('server warm', { ms: Math.round(performance.now() - started), model: model?.name ?? null, reason: loaded.reason });
     if (loaded.embedder) void embedInBackground(loaded.embedder);
   } catch (error) {
+    bm25Warm.settle();
     log.error('warm-up failed; answering with BM25', { error });
   } finally {
     busy--;
     lastActivity = Date.now();
+  }
+}
+
+const textIndexWorker = join(dirname(fileURLToPath(import.meta.url)), 'text-index-worker.mjs');
+/** Settled once warm-up has its BM25 index: the text index is built after it, not beside it (two workers analysing
+ * 100k texts at once doubled the server's peak memory). */
+const bm25Warm = (() => {
+  let settle = (): void => {};
+  const promise = new Promise<void>((resolve) => (settle = resolve));
+  return { promise, settle: () => settle() };
+})();
+let textsWarming = false;
+let textsFailedAt = 0;
+/** Set once the index was built: from then on the sweep keeps it (start-up asks for the first build). */
+let textsHeld = false;
+/**
+ * Builds the text index saves compare new texts with (conflicts) and review's near-duplicates read, in a worker
+ * thread: analysing every engram takes seconds at 100k, which a save arriving first would otherwise pay inline.
+ */
+async function warmTexts(): Promise<void> {
+  if (textsWarming || Date.now() - textsFailedAt < 60_000) return;
+  textsWarming = true;
+  const started = performance.now();
+  try {
+    // Writes and the viewer's review wait for it (textIndexReady) rather than building it on this event loop.
+    const how = await warmTextIndex(store, textIndexWorkerBuilder(textIndexWorker), { after: bm25Warm.promise });
+    textsHeld = true;
+    if (how === 'built') log.info('text index ready', { ms: Math.round(performance.now() - started) });
+  } catch (error) {
+    textsFailedAt = Date.now();
+    log.warn('text index build failed; saves build it when they need it', { error });
+  } finally {
+    textsWarming = false;
   }
 }
 
@@ -718,6 +760,13 @@ setInterval(() => {
     if (store.jobs.counts().pending > 0) scheduleJobs();
   } catch (error) {
     log.warn('job sweep failed', { error });
+  }
+  // What other processes wrote reaches the text index between saves; one the change log no longer reaches back to
+  // is built again in the worker rather than by the next save.
+  try {
+    if (textsHeld && !textsWarming && !syncTextIndex(store)) void warmTexts();
+  } catch (error) {
+    log.warn('text index sync failed', { error });
   }
 }, JOB_SWEEP_EVERY_MS).unref();
 setInterval(() => {

@@ -58,8 +58,12 @@ export {
   verifyJournal,
   journalPath,
   compareTexts,
-  ConflictIndex,
   findConflicts,
+  syncTextIndex,
+  textIndexReady,
+  warmTextIndex,
+  runTextIndexWorker,
+  textIndexWorkerBuilder,
   llmVerdicts,
   sourcesOf,
 } from './governance/index.js';

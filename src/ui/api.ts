@@ -31,6 +31,7 @@ import {
   SESSION_AGENTS,
   tapeFolders,
   tapeTimeline,
+  textIndexReady,
   updateEngram,
   type Actor,
   type DoctorReport,
@@ -296,13 +297,16 @@ export function viewerApp(context: ViewerContext): Hono {
     return c.json(response);
   });
 
-  api.get('/review', (c) => {
+  api.get('/review', async (c) => {
     const q = parse(Paging(200), c.req.query(), 'query');
+    // Near-duplicates come from the text index: one the warm server is still building is waited for, not built twice.
+    await textIndexReady(context.store);
     return c.json(reviewQueue(context.store, { policy: policy(), now: context.now(), limit: q.limit ?? 50, offset: q.offset ?? 0 }));
   });
   const decide = (kind: 'approve' | 'reject' | 'forget') => async (c: Context) => {
     const { ids, reason, settle } = await body(c, z.strictObject({ ids: Ids, reason: z.string().max(500).optional(), settle: z.enum(['supersede', 'keep-both']).optional() }));
     const options = { now: () => context.now(), actor, policy: policy(), ...(reason ? { reason } : {}) };
+    await textIndexReady(context.store);
     if (settle && kind !== 'approve') throw new EngramError('INVALID_INPUT', 'settle applies to approve only');
     const result = kind === 'approve' ? approveEngrams(context.store, ids, { ...options, ...(settle === 'supersede' ? { supersede: true } : settle === 'keep-both' ? { keepBoth: true } : {}) }) : kind === 'reject' ? rejectEngrams(context.store, ids, options) : forgetEngrams(context.store, ids, options);
     return c.json(result);

@@ -187,18 +187,6 @@ function clauses(text: string): Token[][] {
   return out;
 }
 
-// Stems by word: an import analyses thousands of texts drawn from one vocabulary, and the Porter stemmer was a fifth of
-// analysing one. Bounded: cleared past the limit.
-const stems = new Map<string, string>();
-function stem(word: string): string {
-  let found = stems.get(word);
-  if (found === undefined) {
-    if (stems.size >= 100_000) stems.clear();
-    stems.set(word, (found = porterStem(word)));
-  }
-  return found;
-}
-
 /** A word as tokens: a number with its unit split in two (`30s` → 30, s), hyphenated number words split. */
 function tokensOf(word: string): Token[] {
   const attached = /^(\d+(?:\.\d+)?)([a-z%]+)$/.exec(word);
@@ -210,7 +198,24 @@ function tokensOf(word: string): Token[] {
   if (parts.length > 1 && NUMBER_WORDS[parts[0] as string] !== undefined) return parts.flatMap((part) => tokensOf(part));
   if (NUMBER_WORDS[word] !== undefined) return [{ raw: word, stem: String(NUMBER_WORDS[word]), number: NUMBER_WORDS[word] as number }];
   const plain = /^[a-z]+$/.test(word);
-  return [{ raw: word, stem: plain ? stem(word) : word, number: null }];
+  return [{ raw: word, stem: plain ? stemOf(word) : word, number: null }];
+}
+
+// Porter stemming is most of an analysis's cost (≈ 4 µs a word) and a store's texts draw on a vocabulary of
+// thousands: stems are remembered (a pure function of the word), the memo dropped when it grows past a bound so texts
+// full of one-off tokens cannot make it grow without end.
+const stems = new Map<string, string>();
+const STEMS_KEPT = 100_000;
+
+/** wink's Porter stem of a lower-case word, memoised. */
+export function stemOf(word: string): string {
+  let stemmed = stems.get(word);
+  if (stemmed === undefined) {
+    if (stems.size >= STEMS_KEPT) stems.clear();
+    stemmed = porterStem(word);
+    stems.set(word, stemmed);
+  }
+  return stemmed;
 }
 
 const number = (text: string): Token => ({ raw: text, stem: text, number: Number(text) });

@@ -44,7 +44,10 @@ export { journalPath, journalLine, syncJournal, verifyJournal } from './journal.
 export type { JournalSync, JournalProblem, JournalReport } from './journal.js';
 export { analyse, compareTexts, ruleVerdict, subjectOverlap, llmVerdict, CONFLICT_RULES, CONFLICT_SYSTEM } from './conflicts.js';
 export type { Analysis, ConflictSignal, ConflictVerdict } from './conflicts.js';
-export { ConflictIndex, findConflicts, llmVerdicts, recordConflicts, openConflictsOf, resolveConflicts } from './detect.js';
+export { findConflicts, llmVerdicts, recordConflicts, openConflictsOf, resolveConflicts } from './detect.js';
+export { TextIndex, contentTerms, hasTextIndex, syncTextIndex, textIndexOf, textIndexReady, warmTextIndex } from './text-index.js';
+export type { ConflictCandidate, TextIndexBuilder, TextIndexData } from './text-index.js';
+export { runTextIndexWorker, textIndexWorkerBuilder } from './text-index-worker.js';
 export type { ConflictProbe, FoundConflict, PrecomputedVerdicts } from './detect.js';
 export { recordSources, sourcesOf, engramsWithSpans } from './sources.js';
 export type { EngramSource, StoredSource, SourceFile, SourceSpan } from './sources.js';

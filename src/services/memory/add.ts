@@ -15,7 +15,6 @@ import {
   type EngramSource,
   type FoundConflict,
   type GovernancePolicy,
-  type ConflictIndex,
   type PrecomputedVerdicts,
 } from '../governance/index.js';
 import { prepareDraft, type EngramDraft, type PreparedDraft } from './draft.js';
@@ -78,8 +77,6 @@ export interface StoreContext {
   policy: GovernancePolicy;
   verdicts?: PrecomputedVerdicts;
   sources?: readonly EngramSource[];
-  /** Many stores in one write transaction (an import batch): conflicts looked up in this index, refreshed here. */
-  conflictIndex?: ConflictIndex;
 }
 
 const union = (a: readonly string[], b: readonly string[]): string[] => [...new Set([...a, ...b])];
@@ -107,7 +104,7 @@ export function reassess(
 ): { fields: Partial<Engram>; conflicts: FoundConflict[] } {
   const tier = classifyTier(kind, text, context.policy);
   if (engram.status !== 'active') return { fields: { tier: tier.tier }, conflicts: [] };
-  const conflicts = findConflicts(store, { text, project: engram.project, id: engram.id }, context.verdicts, context.conflictIndex);
+  const conflicts = findConflicts(store, { text, project: engram.project, id: engram.id }, context.verdicts);
   const admission = admit({ learnedBy: context.learnedBy, tier, conflicts, policy: context.policy });
   recordConflicts(store, context.changes, engram.id, conflicts, at);
   if (admission.status === 'pending') return { fields: { tier: tier.tier, status: 'pending', status_reason: admission.reason }, conflicts };
@@ -147,7 +144,7 @@ export function insertReviewed(
   at: string,
 ): { engram: Engram; conflicts: FoundConflict[] } {
   const tier = classifyTier(row.kind, row.text, context.policy);
-  const conflicts = findConflicts(store, { text: row.text, project: row.project }, context.verdicts, context.conflictIndex);
+  const conflicts = findConflicts(store, { text: row.text, project: row.project }, context.verdicts);
   const admission = admit({ learnedBy: context.learnedBy, tier, conflicts, policy: context.policy });
   const engram = store.engrams.insert({
     ...row,
@@ -161,7 +158,6 @@ export function insertReviewed(
   context.changes.created('engrams', { id: engram.id });
   recordConflicts(store, context.changes, engram.id, conflicts, at);
   if (context.sources?.length) recordSources(store, context.changes, engram.id, context.sources, at);
-  context.conflictIndex?.refresh(engram.id);
   // The engram as stored after its conflict rows.
   return { engram, conflicts };
 }
@@ -199,7 +195,6 @@ export function storeDraft(
         ...review.fields,
       });
       if (context.sources?.length) recordSources(store, context.changes, engram.id, context.sources, at);
-      context.conflictIndex?.refresh(engram.id);
       return { status: 'revised', engram, conflicts: summarize(review.conflicts) };
     }
   }

@@ -19,7 +19,7 @@ import {
   type Store,
 } from '../../core/index.js';
 import { recallContextText } from '../context/index.js';
-import { governancePolicy, type Actor } from '../governance/index.js';
+import { governancePolicy, textIndexReady, type Actor } from '../governance/index.js';
 import { storeStatus } from '../health/index.js';
 import type { HookEnvironment } from '../inject/index.js';
 import { recordFeedback } from '../learn/index.js';
@@ -478,5 +478,8 @@ export async function runOperation(name: string, params: unknown, context: OpCon
   const definition = operation(name);
   const parsed = definition.input.safeParse(params ?? {});
   if (!parsed.success) throw new EngramError('INVALID_INPUT', formatIssues(parsed.error), { details: { operation: name } });
+  // A write checks conflicts through the text index: while the warm server is still building it (its first seconds
+  // at 100k engrams), wait for that rather than build it again on the event loop that answers hooks.
+  if (definition.writes) await textIndexReady(context.store);
   return definition.run(context, parsed.data);
 }

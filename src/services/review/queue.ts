@@ -7,18 +7,22 @@
 import { EngramError, type Engram, type EngramStatus, type Store } from '../../core/index.js';
 import {
   changedColumns,
+  contentTerms,
   entryBySeq,
   freshness,
   governancePolicy,
   isStale,
   listAudit,
+  parseDecay,
   sourcesOf,
   staleAfter,
+  textIndexOf,
   undoneBy,
   type GovernancePolicy,
   type StoredSource,
+  type TextIndex,
 } from '../governance/index.js';
-import { contentWords, DEDUP } from '../learn/index.js';
+import { DEDUP } from '../learn/index.js';
 import { resolveEngram, type EngramRef } from '../memory/index.js';
 
 /** Why an engram is in the queue. */
@@ -95,108 +99,50 @@ export function conflictsOf(store: Store, engramId: number): ConflictView[] {
   }));
 }
 
-// Word sets of stored texts, per store, by id and content hash (reading a text's words costs ~0.1 ms: at 100k engrams
-// the first queue reads them all once, later ones only what changed).
-const wordCache = new WeakMap<Store, Map<number, { hash: string; words: Set<string> }>>();
-
 /**
- * The live pending and active engrams as an inverted index (word → positions), for near-duplicates: an item is compared
- * only with the engrams that share a word with it, counted through the postings, instead of with every live engram.
- * Kept per store until its search generation moves (every insert, delete, status or text change moves it).
+ * Live engrams (pending or active, in scope) saying nearly the same as `engram`: word overlap |A∩B| / min(|A|,|B|) ≥
+ * {@link NEAR_DUPLICATE_OVERLAP} over content words, the five closest (then lowest id). Found through the store's text
+ * index (services/governance): only engrams that can reach the bar are visited, each with the exact count of words
+ * shared, and the bar rises to the fifth best found.
  */
-interface Pool {
-  key: string;
-  ids: Int32Array;
-  sizes: Uint16Array;
-  statuses: EngramStatus[];
-  projects: Array<string | null>;
-  postings: Map<string, number[]>;
-}
-const pools = new WeakMap<Store, Pool>();
-
-function poolOf(store: Store): Pool {
-  const state = store.db.prepare('SELECT store_uid, generation FROM search_state WHERE id = 1').get() as { store_uid: string; generation: number } | undefined;
-  const key = state ? `${state.store_uid}:${state.generation}` : '';
-  const cached = pools.get(store);
-  if (cached && key !== '' && cached.key === key) return cached;
-  let words = wordCache.get(store);
-  if (!words) wordCache.set(store, (words = new Map()));
-  const rows = store.db
-    .prepare("SELECT id, content_hash, status, project FROM engrams WHERE deleted_at IS NULL AND status IN ('pending', 'active') ORDER BY id")
-    .raw()
-    .all() as Array<[number, string, EngramStatus, string | null]>;
-  // Texts are read only for engrams whose words are not known yet (or whose text changed).
-  const missing = rows.filter(([id, hash]) => words.get(id)?.hash !== hash).map(([id]) => id);
-  const text = store.db.prepare('SELECT id, text, content_hash FROM engrams WHERE id IN (SELECT value FROM json_each(?))');
-  for (let at = 0; at < missing.length; at += 5_000) {
-    for (const row of text.all(JSON.stringify(missing.slice(at, at + 5_000))) as Array<{ id: number; text: string; content_hash: string }>) {
-      words.set(row.id, { hash: row.content_hash, words: contentWords(row.text) });
-    }
-  }
-  const pool: Pool = { key, ids: new Int32Array(rows.length), sizes: new Uint16Array(rows.length), statuses: [], projects: [], postings: new Map() };
-  rows.forEach(([id, , status, project], position) => {
-    const set = words.get(id)?.words ?? new Set<string>();
-    pool.ids[position] = id;
-    pool.sizes[position] = Math.min(set.size, 65_535);
-    pool.statuses.push(status);
-    pool.projects.push(project);
-    for (const word of set) {
-      let list = pool.postings.get(word);
-      if (!list) pool.postings.set(word, (list = []));
-      list.push(position);
-    }
-  });
-  pools.set(store, pool);
-  return pool;
-}
-
-/**
- * Words found in more of the pool than this propose no candidates of their own (a candidate still shares them: its
- * overlap is counted on all its words). Below 2,000 engrams no word is that common, so small stores compare exactly.
- */
-const commonPosting = (poolSize: number): number => Math.max(2_000, Math.floor(poolSize / 20));
-
-function nearDuplicates(store: Store, engram: Engram, pool: Pool): ReviewItem['near_duplicates'] {
-  const mine = contentWords(engram.text);
-  if (mine.size < DEDUP.minWords) return [];
-  // Candidates: the engrams sharing one of this text's rarer words (its rarest two when all are common), found
-  // through the postings; each candidate's overlap is then counted on every word, as wordOverlap does.
-  const byRarity = [...mine].map((word) => ({ word, postings: pool.postings.get(word) ?? [] })).sort((a, b) => a.postings.length - b.postings.length);
-  const limit = commonPosting(pool.ids.length);
-  const proposing = byRarity.filter((entry, index) => entry.postings.length <= limit || index < 2);
-  const seen = new Uint8Array(pool.ids.length);
-  const found: Array<{ id: number; position: number; similarity: number }> = [];
-  for (const { postings } of proposing) {
-    for (const position of postings) {
-      if (seen[position]) continue;
-      seen[position] = 1;
-      const size = pool.sizes[position] as number;
-      const id = pool.ids[position] as number;
-      const project = pool.projects[position] ?? null;
-      if (id === engram.id || size < DEDUP.minWords || !(project === null || engram.project === null || project === engram.project)) continue;
-      let shared = 0;
-      for (const entry of byRarity) if (binaryHas(entry.postings, position)) shared++;
-      const similarity = Math.round((shared / Math.min(mine.size, size)) * 100) / 100;
-      if (similarity >= NEAR_DUPLICATE_OVERLAP) found.push({ id, position, similarity });
-    }
-  }
-  const top = found.sort((a, b) => b.similarity - a.similarity || a.id - b.id).slice(0, 5);
+function nearDuplicates(store: Store, engram: Engram, index: TextIndex): ReviewItem['near_duplicates'] {
+  const mine = index.wordsOf(engram.id) ?? contentTerms(engram.text);
+  if (mine.length < DEDUP.minWords) return [];
+  const top = index
+    .nearestByWords(mine, {
+      project: engram.project,
+      exclude: engram.id,
+      minWords: DEDUP.minWords,
+      threshold: NEAR_DUPLICATE_OVERLAP,
+      limit: 5,
+      score: (shared, smaller) => Math.round((shared / smaller) * 100) / 100,
+    })
+    .map((item) => ({ id: item.id, status: item.status, similarity: item.score }));
   const texts = new Map(store.engrams.getMany(top.map((item) => item.id)).map((other) => [other.id, other.text]));
-  return top.map((item) => ({ id: item.id, text: texts.get(item.id) ?? '', status: pool.statuses[item.position] as EngramStatus, similarity: item.similarity }));
+  return top.map((item) => ({ id: item.id, text: texts.get(item.id) ?? '', status: item.status, similarity: item.similarity }));
 }
 
-/** Whether a sorted list of positions holds this one (postings are built in position order). */
-function binaryHas(list: readonly number[], value: number): boolean {
-  let low = 0;
-  let high = list.length - 1;
-  while (low <= high) {
-    const middle = (low + high) >> 1;
-    const at = list[middle] as number;
-    if (at === value) return true;
-    if (at < value) low = middle + 1;
-    else high = middle - 1;
+/**
+ * A SQL test true for every active row that may be stale now (and some that are not): the date of the later of its
+ * confirmation (creation when none) and its last match is at most two days after its kind's cut-off. Dates are
+ * compared as the first ten characters of ISO-8601 texts, so an offset (up to ±14 h) never hides a stale row; the
+ * exact test is `isStale`, on the rows this returns.
+ */
+function mayBeStaleSql(policy: GovernancePolicy, now: Date): { sql: string; params: Array<string | null> } {
+  const cutoff = (decay: string | undefined): string | null => {
+    const ms = parseDecay(decay ?? '1y');
+    return ms === null ? null : new Date(now.getTime() - ms + 2 * 86_400_000).toISOString().slice(0, 10);
+  };
+  const kinds = Object.keys(policy.decay).filter((kind) => kind !== 'default');
+  const params: Array<string | null> = [];
+  let sql = 'CASE kind';
+  for (const kind of kinds) {
+    sql += ' WHEN ? THEN ?';
+    params.push(kind, cutoff(policy.decay[kind]));
   }
-  return false;
+  sql += ' ELSE ? END';
+  params.push(cutoff(policy.decay.default));
+  return { sql: `substr(max(coalesce(confirmed_at, created_at), coalesce(last_matched_at, '')), 1, 10) <= ${sql}`, params };
 }
 
 /** Options for {@link reviewQueue}. */
@@ -213,18 +159,54 @@ export interface ReviewOptions {
   offset?: number;
 }
 
-type QueueRow = Pick<Engram, 'id' | 'kind' | 'status' | 'liveness' | 'confirmed_at' | 'last_matched_at' | 'created_at' | 'project'> & { conflict: number };
+type QueueRow = Pick<Engram, 'id' | 'kind' | 'liveness' | 'confirmed_at' | 'last_matched_at' | 'created_at'>;
+
+/** Oldest first, then by id. ISO-8601 times order as plain strings (localeCompare costs ~1 µs a call). */
+const byAge = (a: Pick<QueueRow, 'id' | 'created_at'>, b: Pick<QueueRow, 'id' | 'created_at'>): number =>
+  (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0) || a.id - b.id;
+
+/** Pending engrams in no open conflict read at once and sorted here, up to this many; more are paged by SQL. */
+const READ_WHOLE = 5_000;
+
+/**
+ * A slice of the pending engrams in no open conflict, oldest first: `count` of them after `from`. A short run is read
+ * whole (through the status index) and sorted here; a long one is walked in age order through the created_at index,
+ * which stops once the page is full (its rows are (created_at, id) ordered: the rowid ends every index entry).
+ */
+function pendingPage(store: Store, project: string | null, conflicted: ReadonlySet<number>, size: number, from: number, count: number): QueueRow[] {
+  const scope = '(? IS NULL OR project IS NULL OR project = ?)';
+  const outside = 'id NOT IN (SELECT value FROM json_each(?))';
+  const excluded = JSON.stringify([...conflicted]);
+  if (size <= READ_WHOLE) {
+    return (
+      store.db
+        .prepare(`SELECT id, created_at FROM engrams WHERE status = 'pending' AND deleted_at IS NULL AND ${scope} AND ${outside}`)
+        .all(project, project, excluded) as QueueRow[]
+    )
+      .sort(byAge)
+      .slice(from, from + count);
+  }
+  return store.db
+    .prepare(
+      `SELECT id, created_at FROM engrams INDEXED BY engrams_created
+        WHERE status = 'pending' AND deleted_at IS NULL AND ${scope} AND ${outside} ORDER BY created_at, id LIMIT ? OFFSET ?`,
+    )
+    .all(project, project, excluded, count, from) as QueueRow[];
+}
 
 /**
  * The review queue: pending engrams (contradictions first), then code gone, then stale; oldest first within each.
  * Candidates are judged on a few columns; whole engrams, evidence and near-duplicates are read for the page only.
  */
 export function reviewQueue(store: Store, options: ReviewOptions = {}): ReviewQueue {
-  const fresh = freshness(options.policy ?? governancePolicy(), options.now ?? new Date());
+  const policy = options.policy ?? governancePolicy();
+  const fresh = freshness(policy, options.now ?? new Date());
   const limit = options.limit ?? 50;
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new EngramError('INVALID_INPUT', `limit must be an integer from 1 to 1000, got ${limit}`);
   const offset = options.offset ?? 0;
   if (!Number.isInteger(offset) || offset < 0) throw new EngramError('INVALID_INPUT', `offset must be a non-negative integer, got ${offset}`);
+  const project = options.project ?? null;
+  const wants = (reasons: readonly ReviewReason[]): boolean => !options.reasons || reasons.some((reason) => options.reasons?.includes(reason));
   return store.read(() => {
     // Engrams in an open conflict, read once: a per-row EXISTS with `engram_id = id OR other_id = id` scanned every
     // open conflict for every candidate (minutes at 100k pending engrams).
@@ -233,38 +215,70 @@ export function reviewQueue(store: Store, options: ReviewOptions = {}): ReviewQu
       conflicted.add(pair[0]);
       conflicted.add(pair[1]);
     }
-    const rows = (
-      store.db
-        .prepare(
-          `SELECT id, kind, status, liveness, confirmed_at, last_matched_at, created_at, project
-             FROM engrams WHERE deleted_at IS NULL AND status IN ('pending', 'active') AND (? IS NULL OR project IS NULL OR project = ?)`,
-        )
-        .all(options.project ?? null, options.project ?? null) as QueueRow[]
-    ).map((row) => {
-      row.conflict = conflicted.has(row.id) ? 1 : 0;
-      return row;
-    });
-    const candidates: Array<{ row: QueueRow; reasons: ReviewReason[]; rank: number }> = [];
-    for (const row of rows) {
-      const reasons: ReviewReason[] = [];
-      if (row.status === 'pending') {
-        reasons.push('pending');
-        if (row.conflict) reasons.push('conflict');
-      } else {
-        if (row.liveness === 'gone') reasons.push('code-gone');
-        if (isStale(row, fresh)) reasons.push('stale');
-      }
-      if (reasons.length && (!options.reasons || reasons.some((reason) => options.reasons?.includes(reason)))) {
-        candidates.push({ row, reasons, rank: reasons.includes('conflict') ? 0 : reasons.includes('pending') ? 1 : reasons.includes('code-gone') ? 2 : 3 });
-      }
+    const scope = '(? IS NULL OR project IS NULL OR project = ?)';
+    // The queue is four runs, each oldest first: pending engrams in an open conflict, other pending ones, active ones
+    // whose code is gone, stale ones. Only the runs a page reaches are read; the long one (pending engrams, all of
+    // them after an import) is counted and paged in SQL rather than read whole (that was most of a page's time at
+    // 100k engrams).
+    const conflictedPending: QueueRow[] =
+      conflicted.size > 0 && wants(['pending', 'conflict'])
+        ? (
+            store.db
+              .prepare(`SELECT id, created_at FROM engrams WHERE id IN (SELECT value FROM json_each(?)) AND deleted_at IS NULL AND status = 'pending' AND ${scope}`)
+              .all(JSON.stringify([...conflicted]), project, project) as QueueRow[]
+          ).sort(byAge)
+        : [];
+    let plainPending = 0;
+    if (wants(['pending'])) {
+      const pending = (
+        project === null
+          ? store.db.prepare("SELECT count(*) FROM engrams WHERE status = 'pending' AND deleted_at IS NULL").pluck().get()
+          : store.db.prepare(`SELECT count(*) FROM engrams WHERE status = 'pending' AND deleted_at IS NULL AND ${scope}`).pluck().get(project, project)
+      ) as number;
+      plainPending = pending - conflictedPending.length;
     }
-    // ISO-8601 UTC times order as plain strings (localeCompare costs ~1 µs a call: seconds for a 100k queue).
-    candidates.sort((a, b) => a.rank - b.rank || (a.row.created_at < b.row.created_at ? -1 : a.row.created_at > b.row.created_at ? 1 : 0) || a.row.id - b.row.id);
-    const counts: Record<ReviewReason, number> = { pending: 0, conflict: 0, stale: 0, 'code-gone': 0 };
-    for (const candidate of candidates) for (const reason of candidate.reasons) counts[reason]++;
-    const page = candidates.slice(offset, offset + limit);
+    // Active engrams whose code is gone or that may be stale (SQL's test is looser than isStale, which decides).
+    const { sql: mayBeStale, params: staleParams } = mayBeStaleSql(policy, fresh.now);
+    const gone: Array<{ row: QueueRow; reasons: ReviewReason[] }> = [];
+    const stale: Array<{ row: QueueRow; reasons: ReviewReason[] }> = [];
+    for (const row of store.db
+      .prepare(
+        `SELECT id, kind, liveness, confirmed_at, last_matched_at, created_at FROM engrams
+          WHERE status = 'active' AND deleted_at IS NULL AND ${scope} AND (liveness = 'gone' OR ${mayBeStale})`,
+      )
+      .all(project, project, ...staleParams) as QueueRow[]) {
+      const reasons: ReviewReason[] = [];
+      if (row.liveness === 'gone') reasons.push('code-gone');
+      if (isStale(row, fresh)) reasons.push('stale');
+      if (reasons.length && wants(reasons)) (row.liveness === 'gone' ? gone : stale).push({ row, reasons });
+    }
+    gone.sort((a, b) => byAge(a.row, b.row));
+    stale.sort((a, b) => byAge(a.row, b.row));
+    const counts: Record<ReviewReason, number> = {
+      pending: conflictedPending.length + plainPending,
+      conflict: conflictedPending.length,
+      'code-gone': gone.length,
+      stale: gone.filter((item) => item.reasons.includes('stale')).length + stale.length,
+    };
+    const total = conflictedPending.length + plainPending + gone.length + stale.length;
+    // The page, run by run.
+    const page: Array<{ row: QueueRow; reasons: ReviewReason[] }> = [];
+    let skip = offset;
+    const take = (size: number, read: (from: number, count: number) => Array<{ row: QueueRow; reasons: ReviewReason[] }>): void => {
+      if (page.length >= limit) return;
+      if (skip >= size) {
+        skip -= size;
+        return;
+      }
+      page.push(...read(skip, Math.min(limit - page.length, size - skip)));
+      skip = 0;
+    };
+    take(conflictedPending.length, (from, count) => conflictedPending.slice(from, from + count).map((row) => ({ row, reasons: ['pending', 'conflict'] })));
+    take(plainPending, (from, count) => pendingPage(store, project, conflicted, plainPending, from, count).map((row) => ({ row, reasons: ['pending'] })));
+    take(gone.length, (from, count) => gone.slice(from, from + count));
+    take(stale.length, (from, count) => stale.slice(from, from + count));
     const engrams = new Map(store.engrams.getMany(page.map((item) => item.row.id)).map((engram) => [engram.id, engram]));
-    const pool = page.length ? poolOf(store) : null;
+    const index = page.length ? textIndexOf(store) : null;
     const items = page.map(({ row, reasons }): ReviewItem => {
       const engram = engrams.get(row.id) as Engram;
       const after = staleAfter(engram, fresh);
@@ -276,10 +290,10 @@ export function reviewQueue(store: Store, options: ReviewOptions = {}): ReviewQu
           .reverse()
           .map(({ session_id, tape_id, event_from, event_to, quote, files, spans }) => ({ session_id, tape_id, event_from, event_to, quote, files, spans })),
         conflicts: conflictsOf(store, engram.id),
-        near_duplicates: pool ? nearDuplicates(store, engram, pool) : [],
+        near_duplicates: index ? nearDuplicates(store, engram, index) : [],
       };
     });
-    return { items, total: candidates.length, counts, offset, limit };
+    return { items, total, counts, offset, limit };
   });
 }
 

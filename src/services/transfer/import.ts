@@ -18,7 +18,6 @@ import {
   API_USER,
   audited,
   classifyTier,
-  ConflictIndex,
   findConflicts,
   governancePolicy,
   recordConflicts,
@@ -178,7 +177,6 @@ function applyFull(
   changes: ChangeSet,
   policy: GovernancePolicy,
   at: string,
-  index: ConflictIndex,
 ): 'created' | 'updated' | 'unchanged' | 'duplicates' | 'older' | 'conflicts' {
   const { id, uid, content_hash: _hash, stats, ...fields } = line;
   const existing = store.engrams.getByUid(uid);
@@ -198,14 +196,13 @@ function applyFull(
     });
     store.stats.replace(existing.id, stats);
     changes.newDependents(existing.id);
-    index.refresh(existing.id);
     return 'updated';
   }
   // The same lesson stored independently on two machines: keep one, as `add` would.
   if (line.deleted_at === null && store.engrams.findLiveByHash(contentHash(line.text), line.project, line.scope)) {
     return 'duplicates';
   }
-  const conflicts = line.status === 'active' && line.deleted_at === null ? findConflicts(store, { text: line.text, project: line.project }, undefined, index) : [];
+  const conflicts = line.status === 'active' && line.deleted_at === null ? findConflicts(store, { text: line.text, project: line.project }) : [];
   const free = store.engrams.get(id) === undefined;
   const inserted = store.engrams.insert({
     ...fields,
@@ -220,7 +217,6 @@ function applyFull(
   store.stats.replace(inserted.id, stats);
   changes.newDependents(inserted.id);
   recordConflicts(store, changes, inserted.id, conflicts, at);
-  index.refresh(inserted.id);
   return conflicts.length ? 'conflicts' : 'created';
 }
 
@@ -252,30 +248,22 @@ export function importEngrams(store: Store, lines: readonly string[], options: I
   // Every batch is its own transaction and audit row; they share a group, so one undo reverses the whole import.
   const group = randomUUID();
 
-  // The conflict index of the last batch, and the store's data_version when it was loaded (it changes only when
-  // another connection commits).
-  let kept: { index: ConflictIndex; version: number } | null = null;
   const runBatch = (batch: Planned[], index: number): void => {
     const at = now().toISOString();
     const { entry } = audited(
       store,
       { actor, op: 'import', detail: { group, batch: index } },
       (changes) => {
-        // Loaded inside a batch's transaction and refreshed for every engram the batch writes, so it stays true for
-        // the next batch unless another process wrote in between: then it is loaded again.
-        const version = Number(store.db.pragma('data_version', { simple: true }));
-        if (kept?.version !== version || report.dry_run) kept = { index: new ConflictIndex(store), version };
-        const conflictIndex = kept.index;
         for (const item of batch) {
           if (item.kind === 'full') {
-            const outcome = applyFull(store, item.value, changes, policy, at, conflictIndex);
+            const outcome = applyFull(store, item.value, changes, policy, at);
             if (outcome === 'conflicts') {
               report.created++;
               report.conflicts++;
             } else report[outcome]++;
             if (item.redacted) report.redacted++;
           } else {
-            const { status, engram } = storeDraft(store, item.value, at, 'skip', { changes, learnedBy, policy, conflictIndex });
+            const { status, engram } = storeDraft(store, item.value, at, 'skip', { changes, learnedBy, policy });
             if (status === 'created') report.created++;
             else if (status === 'revised') report.updated++;
             else report.duplicates++;
