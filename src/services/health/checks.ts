@@ -131,14 +131,22 @@ function checkInstallFolder(root: string, home: string, vars: Record<string, str
 /** How long doctor waits for the embedder to load and embed one string (a cold transformers model: a few seconds). */
 export const EMBED_CHECK_TIMEOUT_MS = 30_000;
 
-/** Rejects after `ms` with a message naming what took too long; the work itself is left to finish or fail. */
-function within<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+/**
+ * Rejects after `ms` with a message naming what took too long; the work itself is left to finish or fail. Work that
+ * blocks the event loop (a static-table model reads its table synchronously) can finish before the timer gets to
+ * fire, so the elapsed time from the start of the work is checked as well: late is late, however the loop was held.
+ */
+async function within<T>(start: () => Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
+  const tooLong = () => new Error(`${what} took longer than ${Math.round(ms / 1000)} s`);
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took longer than ${Math.round(ms / 1000)} s`)), ms);
+    timer = setTimeout(() => reject(tooLong()), ms);
     timer.unref?.();
   });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+  const started = performance.now();
+  const result = await Promise.race([start(), timeout]).finally(() => clearTimeout(timer));
+  if (performance.now() - started > ms) throw tooLong();
+  return result;
 }
 
 /**
@@ -161,7 +169,7 @@ async function checkEmbeddings(settings: Settings, timeoutMs: number): Promise<C
   try {
     // Model libraries print diagnostics: doctor's stdout is its JSON report.
     const vectors = await within(
-      quietly(async () => (await loadEmbedder(spec)).embed(['engram doctor: does the embedder embed?'])),
+      () => quietly(async () => (await loadEmbedder(spec)).embed(['engram doctor: does the embedder embed?'])),
       timeoutMs,
       `loading ${model} and embedding one string`,
     );
