@@ -530,7 +530,7 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
-    version: 16,
+    version: 15,
     name: 'shown-signals',
     sql: `
       -- Where each list ranked what a hook injected (1-based, after gates; NULL when the list did not hold it or did
