@@ -411,8 +411,8 @@ function answerRequest(request: unknown, respond: (line: string) => void): void 
     })
     .then((answer) => {
       respond(`${JSON.stringify(answer)}\n`);
-      // In the same turn as the answer's write (which reaches the hook at once), so no other request is handled
-      // in between: the next hook of the session sees what this one showed.
+      // In the same turn as the answer's write (which reaches the hook at once): the next hook of the session sees
+      // what this one showed. A request already in flight meanwhile sees it through services/inject's unrecorded set.
       for (const work of after) {
         try {
           work();

@@ -55,6 +55,20 @@ export interface Injection {
   dropped: number[];
 }
 
+/**
+ * What was chosen for a session but not written yet (the warm server records after answering): two hooks of one
+ * session answered together — parallel tool calls — must not both inject the same engram, nor both spend the same
+ * budget. Ids and characters leave here when their recording has run (or failed).
+ */
+const unrecorded = new Map<string, Map<number, number>>();
+
+/** Engrams shown in this session's context, counting those chosen but not recorded yet. */
+function shownSoFar(store: Store, sessionId: string): Set<number> {
+  const shown = store.activity.shownInContext(sessionId);
+  for (const id of unrecorded.get(sessionId)?.keys() ?? []) shown.add(id);
+  return shown;
+}
+
 /** Records what was shown (and the session's environment) in one transaction. */
 function recordInjection(
   deps: InjectDeps,
@@ -85,13 +99,29 @@ function recordInjection(
       })),
     );
   });
-  if (deps.defer) deps.defer(write);
-  else write();
+  if (!deps.defer) return write();
+  const pending = unrecorded.get(session.sessionId) ?? new Map<number, number>();
+  unrecorded.set(session.sessionId, pending);
+  for (const item of items) pending.set(item.id, (pending.get(item.id) ?? 0) + item.chars);
+  deps.defer(() => {
+    try {
+      write();
+    } finally {
+      for (const item of items) {
+        const left = (pending.get(item.id) ?? 0) - item.chars;
+        if (left > 0) pending.set(item.id, left);
+        else pending.delete(item.id);
+      }
+      if (pending.size === 0 && unrecorded.get(session.sessionId) === pending) unrecorded.delete(session.sessionId);
+    }
+  });
 }
 
 /** The budget left in this session's context for one more block. */
 function budgetLeft(store: Store, sessionId: string, limits: InjectLimits, eventBudget: number): number {
-  return Math.min(eventBudget, limits.sessionChars - store.activity.injectedChars(sessionId));
+  let pendingChars = 0;
+  for (const chars of unrecorded.get(sessionId)?.values() ?? []) pendingChars += chars;
+  return Math.min(eventBudget, limits.sessionChars - store.activity.injectedChars(sessionId) - pendingChars);
 }
 
 /**
@@ -134,7 +164,7 @@ export async function injectAtSessionStart(deps: InjectDeps, session: SessionCon
   // A resumed session still has the briefing it started with; a new, cleared or compacted context does not.
   const briefing = source === 'resume' ? null : await briefingBlock(env, Math.floor(budget / 2));
   const picks = sessionStartPicks(store, env, freshness(deps.governance ?? governancePolicy(), deps.now()));
-  const shown = store.activity.shownInContext(session.sessionId);
+  const shown = shownSoFar(store, session.sessionId);
   const fresh = picks.filter((pick) => !shown.has(pick.engram.id));
   const where = env.repo ? ` and for ${env.repo}` : '';
   const block =
@@ -187,7 +217,7 @@ export async function injectForQuery(
   if (response.abstained || response.results.length === 0) return null;
   const chosen = chooseHits(response.results, request.query, {
     max: request.max,
-    alreadyShown: store.activity.shownInContext(session.sessionId),
+    alreadyShown: shownSoFar(store, session.sessionId),
     embedderKind: response.model ? deps.embedderKind() : null,
   });
   if (chosen.length === 0) return null;
