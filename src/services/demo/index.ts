@@ -77,6 +77,19 @@ function runHook(
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Lines of a JSON-lines log, or []. */
+/**
+ * The hook log's `hook done` line for the call just made: the warm server writes it right after answering, so it can
+ * land a moment after the hook process exits (up to 2 s is waited for it under load).
+ */
+async function loggedDone(file: string, before: number, event: string): Promise<Record<string, unknown> | undefined> {
+  const started = Date.now();
+  for (;;) {
+    const line = logLines(file).slice(before).find((entry) => entry.msg === 'hook done' && entry.event === event);
+    if (line || Date.now() - started > 2_000) return line;
+    await sleep(20);
+  }
+}
+
 function logLines(file: string): Array<Record<string, unknown>> {
   try {
     return readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
@@ -139,7 +152,7 @@ export async function runDemo(options: { installRoot: string; keep?: boolean; en
       const payload = { session_id: sessionId, transcript_path: transcript, cwd: project, hook_event_name: step.event, ...input };
       const before = logLines(hooksLog).length;
       const result = await runHook(options.installRoot, step.entry, `${JSON.stringify(payload)}\n`, env);
-      const logged = logLines(hooksLog).slice(before).find((line) => line.msg === 'hook done');
+      const logged = await loggedDone(hooksLog, before, step.event);
       let context = '';
       try {
         context = result.stdout ? String(JSON.parse(result.stdout).hookSpecificOutput?.additionalContext ?? '') : '';
