@@ -11,12 +11,12 @@
 //    and its resident memory.
 // Runs in a tree without the index too (main before it): there findConflicts is the full scan and `save` is the
 // before figure.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore, type Store } from '../src/core/index.js';
 import * as services from '../src/services/index.js';
+import { rssOf, startBenchServer } from './_server.js';
 import { analyse, ruleVerdict, type Analysis } from '../src/services/governance/conflicts.js';
 
 const args = process.argv.slice(2);
@@ -104,20 +104,9 @@ async function serverFirstSave(home: string): Promise<Record<string, unknown>> {
   const script = join(ROOT, 'dist', 'server.mjs');
   if (!existsSync(script)) return { skipped: 'dist/server.mjs missing (npm run build)' };
   const started = performance.now();
-  const child = spawn(process.execPath, [script, '--foreground'], {
-    env: { ...process.env, HOME: home, ENGRAM_HOME: home, ENGRAM_EMBEDDER: 'none', ENGRAM_PORT: '0' },
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
+  const server = await startBenchServer(script, home);
   try {
-    const url = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      child.stdout.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-        const line = out.split('\n').find((l) => l.includes('"url"'));
-        if (line) resolve((JSON.parse(line) as { url: string }).url);
-      });
-      child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
-    });
+    const url = server.url;
     const log = join(home, 'logs', 'server.log');
     const logged = (text: string): boolean => existsSync(log) && readFileSync(log, 'utf8').includes(text);
     const until = performance.now() + 180_000;
@@ -132,12 +121,9 @@ async function serverFirstSave(home: string): Promise<Record<string, unknown>> {
     await response.text();
     const firstSaveMs = performance.now() - t;
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
-    const kb = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
-    return { http_status: response.status, warm_ms: Math.round(readyMs), first_save_ms: Math.round(firstSaveMs), rss_mb: Math.round(kb('VmRSS') / 1024), peak_rss_mb: Math.round(kb('VmHWM') / 1024) };
+    return { http_status: response.status, warm_ms: Math.round(readyMs), first_save_ms: Math.round(firstSaveMs), ...rssOf(server.child.pid ?? 0) };
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((resolve) => child.once('exit', resolve));
+    await server.stop();
   }
 }
 

@@ -1,5 +1,5 @@
 // The search speed benchmark itself; bench/search.mjs bundles and runs it. Prints JSON lines, asserts nothing.
-import { spawn } from 'node:child_process';
+import { rssOf, startBenchServer } from './_server.js';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -173,30 +173,17 @@ async function serverRss(home: string): Promise<Record<string, unknown>> {
   const server = join(option('--root', process.cwd()), 'dist', 'server.mjs');
   if (!existsSync(server)) return { skipped: 'dist/server.mjs missing (npm run build)' };
   const started = performance.now();
-  const child = spawn(process.execPath, [server, '--foreground'], {
-    env: { ...process.env, HOME: home, ENGRAM_HOME: home, ENGRAM_EMBEDDER: 'none', ENGRAM_PORT: '0' },
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
+  const running = await startBenchServer(server, home);
   try {
-    const url = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      child.stdout.on('data', (chunk: Buffer) => {
-        out += chunk.toString();
-        const line = out.split('\n').find((l) => l.includes('"url"'));
-        if (line) resolve((JSON.parse(line) as { url: string }).url);
-      });
-      child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
-    });
+    const url = running.url;
     const t = performance.now();
     const response = await fetch(`${url}/search?q=${encodeURIComponent('cache deploy')}&limit=5`);
     await response.text();
     const firstSearchMs = performance.now() - t;
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
-    const kb = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
-    return { rss_mb: Math.round(kb('VmRSS') / 1024), peak_rss_mb: Math.round(kb('VmHWM') / 1024), first_search_ms: Math.round(firstSearchMs), ready_ms: Math.round(t - started) };
+    return { ...rssOf(running.child.pid ?? 0), first_search_ms: Math.round(firstSearchMs), ready_ms: Math.round(t - started) };
   } finally {
-    child.kill('SIGTERM');
+    await running.stop();
   }
 }
 
