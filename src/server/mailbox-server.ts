@@ -1,14 +1,16 @@
 /**
- * The hooks' mailbox, server side (the hook side and the protocol are in mailbox.ts): the server makes the named
- * pipe `run/hooks.fifo` (with `mkfifo`: Node has no call for it), reads call ids from it, claims each call by
- * renaming its file, and writes the answer beside it. Without `mkfifo` there is no mailbox and hooks use the socket.
+ * The hooks' mailbox, server side (the hook side and the protocol are in hooks/run.cjs, which every hook runs): the
+ * server makes the named pipe `run/hooks.fifo` (with `mkfifo`: Node has no call for it), reads call ids from it,
+ * claims each call by renaming its file, and writes the answer into that file, renamed `.rep` once complete. Without
+ * `mkfifo` there is no mailbox and hooks use the socket.
  * @module
  */
 import { execFileSync } from 'node:child_process';
-import { constants, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
-import { MAILBOX_ID, mailboxFiles } from './mailbox.js';
+// The launcher's own definitions (bundled into the server): one spelling of the protocol for both sides.
+import { MAILBOX_ID, mailboxFiles } from '../../hooks/run.cjs';
 
 /** Calls and answers older than this are nobody's any more (a hook that died, an answer to a hook that gave up). */
 const ORPHAN_MS = 60_000;
@@ -66,35 +68,64 @@ export function openMailbox(
     if (buffer.length > 1_024) buffer = '';
   });
 
-  /** Claims a call by renaming it: if its hook removed it first (it stopped waiting), it is not handled at all. */
+  /**
+   * Claims a call by renaming it: if its hook removed it first (it stopped waiting), it is not handled at all. The
+   * answer is written into the claimed file (kept open) and the file renamed `.rep`: no file is created or removed on
+   * the way, which the hook would wait for (creating an inode was half of writing an answer), and the hook never sees
+   * an answer half-written. A call never answered leaves its `.work` for the sweep.
+   */
   function take(id: string): void {
     const files = mailboxFiles(mailbox.dir, id);
-    let line: string;
+    let fd: number;
     try {
       renameSync(files.request, files.claimed);
     } catch {
       handlers.onWithdrawn(withdrawnEvent(files.withdrawn));
       return;
     }
+    let line: string;
     try {
-      line = readFileSync(files.claimed, 'utf8');
+      fd = openSync(files.claimed, constants.O_RDWR);
     } catch (error) {
       handlers.onError(error);
       return;
-    } finally {
-      rmSync(files.claimed, { force: true });
     }
-    handlers.onCall({
-      line,
-      answer(text) {
+    try {
+      line = readAll(fd);
+    } catch (error) {
+      closeSync(fd);
+      rmSync(files.claimed, { force: true });
+      handlers.onError(error);
+      return;
+    }
+    let open = true;
+    const answer = (text: string): void => {
+      if (!open) return;
+      open = false;
+      try {
+        ftruncateSync(fd, 0);
+        writeSync(fd, text, 0);
+        closeSync(fd);
+        renameSync(files.claimed, files.reply);
+      } catch (error) {
         try {
-          writeFileSync(files.partial, text, { mode: 0o600 });
-          renameSync(files.partial, files.reply);
-        } catch (error) {
-          handlers.onError(error);
+          closeSync(fd);
+        } catch {
+          // Closed above.
         }
-      },
-    });
+        handlers.onError(error);
+      }
+    };
+    try {
+      handlers.onCall({ line, answer });
+    } catch (error) {
+      // The handler never answers: free the descriptor (the hook gives up on its own).
+      if (open) {
+        open = false;
+        closeSync(fd);
+      }
+      handlers.onError(error);
+    }
   }
 
   /** The event of a call its hook took back (to say which one gave up), removing it; null when unreadable. */
@@ -107,6 +138,14 @@ export function openMailbox(
     } finally {
       rmSync(file, { force: true });
     }
+  }
+
+  /** The whole of a small file from its descriptor. */
+  function readAll(fd: number): string {
+    const parts: Buffer[] = [];
+    const buffer = Buffer.allocUnsafe(64 * 1024);
+    for (let read = readSync(fd, buffer); read > 0; read = readSync(fd, buffer)) parts.push(Buffer.from(buffer.subarray(0, read)));
+    return Buffer.concat(parts).toString('utf8');
   }
 
   return {

@@ -1,5 +1,5 @@
 /**
- * The hooks' mailbox (server/mailbox.ts: the hook side; server/mailbox-server.ts: the server's): a call posted to a
+ * The hooks’ mailbox (hooks/run.cjs: the hook side; server/mailbox-server.ts: the server’s): a call posted to a
  * named pipe and a file, its answer read from a file. The hook side blocks, so the server side runs in a child
  * process (test/server/_mailbox-child.ts) with a real pipe made by mkfifo.
  */
@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bundleEntry } from '../../scripts/bundle.mjs';
-import { postToMailbox } from '../../src/server/mailbox.js';
+import { postToMailbox } from '../../hooks/run.cjs';
 import { ROOT, tempDir, until } from '../_helpers.js';
 
 let bundled: Promise<string> | undefined;
