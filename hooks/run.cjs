@@ -163,6 +163,18 @@ function readSmallFile(file, buffer) {
   }
 }
 
+/** The last byte of `chunks` that is not JSON whitespace (space, tab, CR, LF), or -1 when there is none. */
+function lastSignificantByte(chunks) {
+  for (let c = chunks.length - 1; c >= 0; c--) {
+    const chunk = chunks[c];
+    for (let i = chunk.length - 1; i >= 0; i--) {
+      const byte = chunk[i];
+      if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d && byte !== 0x0a) return byte;
+    }
+  }
+  return -1;
+}
+
 /** The read buffer, shared by stdin and the files a hook reads (one allocation per process). */
 let shared = null;
 const readBuffer = () => (shared ??= Buffer.allocUnsafe(64 * 1024));
@@ -207,8 +219,9 @@ function readStdinSync(fd = 0, maxBytes = MAX_STDIN_BYTES) {
     } else if (!tooLarge) {
       chunks.push(Buffer.from(buffer.subarray(0, read)));
     }
-    // A short read means nothing more is waiting: if what arrived is already the whole payload, stop here.
-    if (read < buffer.length && !tooLarge && buffer[read - 1] === 0x7d /* } */) {
+    // A short read means nothing more is waiting: if what arrived is already the whole payload, stop here (a payload
+    // followed by a newline, as most writers send one, included).
+    if (read < buffer.length && !tooLarge && lastSignificantByte(chunks) === 0x7d /* } */) {
       const done = result();
       try {
         JSON.parse(done.text);
@@ -308,9 +321,9 @@ function readerAlive(fifo) {
 /**
  * Posts `request` to `mailbox` and waits up to `timeoutMs` for the answer: `{ reply }`, or `{ failure }` saying why
  * there is none (`refused`: a pipe nobody reads, a dead server's; `lost`: the server died while the hook waited, or
- * the folder is gone; `timeout`; `bad-reply`). Returns null when this home has no mailbox (the server runs without
- * one, or none was ever started here): the caller asks over the socket instead. Synchronous: it blocks the hook
- * process, which has nothing else to do. Never throws.
+ * the folder is unwritable; `timeout`; `bad-reply`). Returns null when this home has no usable mailbox (the server
+ * runs without one, none was ever started here, or its folder was removed under it): the caller asks over the socket
+ * instead. Synchronous: it blocks the hook process, which has nothing else to do. Never throws.
  * @template T
  * @param {{ fifo: string, dir: string }} mailbox
  * @param {unknown} request
@@ -342,7 +355,10 @@ function postToMailbox(mailbox, request, timeoutMs) {
       fs.writeSync(pipe, `${id}\n`);
     } catch (error) {
       if (file !== undefined) unlink(files.request);
-      // EAGAIN: the pipe is full (a server that stopped reading); anything else: the folder is gone or unwritable.
+      // No folder (removed under a running server, which makes it again on its next watch): the server is there, so
+      // the caller asks it over the socket rather than answering in-process.
+      if (file === undefined && error.code === 'ENOENT') return null;
+      // EAGAIN: the pipe is full (a server that stopped reading); anything else: the folder is unwritable.
       return { failure: error.code === 'EAGAIN' ? 'timeout' : 'lost' };
     }
   } finally {

@@ -38,6 +38,12 @@ describe('readStdinSync', () => {
     expect(ms).toBeLessThan(6_000); // the writer holds the pipe for 8 s
   });
 
+  it('does not wait for the end of a pipe kept open when the payload is followed by a newline', async () => {
+    const { read, ms } = await readThrough(`{ printf '%s\\r\\n \\n' '{"prompt":"a } inside"}'; sleep 8; }`);
+    expect(read).toEqual({ text: '{"prompt":"a } inside"}\r\n \n', tooLarge: false, timedOut: false });
+    expect(ms).toBeLessThan(6_000); // the writer holds the pipe for 8 s
+  });
+
   it('keeps reading a payload that arrives in parts, even when a part ends with a brace', async () => {
     const { read } = await readThrough(`{ printf '%s' '{"a":{"b":1}'; sleep 0.3; printf '%s' ',"c":2}'; }`);
     expect(read).toEqual({ text: '{"a":{"b":1},"c":2}', tooLarge: false, timedOut: false });
