@@ -25,7 +25,7 @@ export interface MailboxCall {
 
 /** An open mailbox. */
 export interface Mailbox {
-  /** Removes calls and answers nobody will read. */
+  /** Removes calls and answers nobody will read, and makes the folder again if it was removed. */
   sweep(now?: number): void;
   /** Stops reading and removes the pipe and the folder. */
   close(): void;
@@ -159,8 +159,16 @@ export function openMailbox(
             // Taken or removed meanwhile.
           }
         }
-      } catch {
-        // No folder: nothing to sweep.
+      } catch (error) {
+        // The folder was removed under the running server (someone cleaning up): hooks ask over the socket meanwhile
+        // (hooks/run.cjs postToMailbox); make it again so they come back to the mailbox.
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+          try {
+            mkdirSync(mailbox.dir, { recursive: true, mode: 0o700 });
+          } catch (made) {
+            handlers.onError(made);
+          }
+        }
       }
     },
     close() {

@@ -2,8 +2,8 @@
  * The server side of the hooks' mailbox in a child process, for test/server/mailbox.test.ts (the hook side posts
  * synchronously, so it cannot share a process with the server it waits for):
  *   _mailbox-child <fifo> <dir> echo|hold
- * `echo` answers every call with its own line; `hold` claims calls and never answers. Prints one JSON line per
- * happening: {ready}, {call}, {withdrawn: event}, {error}.
+ * `echo` answers every call with its own line; `hold` claims calls and never answers. SIGUSR1 runs the sweep (as the
+ * server's watch does). Prints one JSON line per happening: {ready}, {call}, {withdrawn: event}, {swept}, {error}.
  */
 import { openMailbox } from '../../src/server/mailbox-server.js';
 
@@ -27,5 +27,9 @@ if ('error' in mailbox) {
 process.on('SIGTERM', () => {
   mailbox.close();
   process.exit(0);
+});
+process.on('SIGUSR1', () => {
+  mailbox.sweep();
+  say({ swept: true });
 });
 say({ ready: true });

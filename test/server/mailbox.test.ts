@@ -4,7 +4,7 @@
  * process (test/server/_mailbox-child.ts) with a real pipe made by mkfifo.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bundleEntry } from '../../scripts/bundle.mjs';
@@ -62,6 +62,15 @@ describe.skipIf(process.platform === 'win32')('the hooks’ mailbox', () => {
   it('without a pipe there is no mailbox: null, so the hook asks the socket', () => {
     const run = tempDir();
     expect(postToMailbox({ fifo: join(run, 'hooks.fifo'), dir: join(run, 'hooks') }, call('Stop'), 1_000)).toBeNull();
+  });
+
+  it('a folder removed under a running server: null (the hook asks the socket, not its in-process path), and the sweep makes it again', async () => {
+    const { mailbox, child, lines } = await serve('echo');
+    rmSync(mailbox.dir, { recursive: true, force: true });
+    expect(postToMailbox(mailbox, call('PreToolUse'), 5_000)).toBeNull();
+    child.kill('SIGUSR1');
+    await until(() => lines.some((line) => line.swept), 'the child to sweep');
+    expect(postToMailbox(mailbox, call('PreToolUse'), 5_000)).toEqual({ reply: { ok: true, echo: call('PreToolUse') } });
   });
 
   it('a pipe nobody reads (a dead server’s) is refused at once', () => {
