@@ -495,13 +495,14 @@ function main() {
   const known = Object.hasOwn(HOOK_ENTRIES, entry);
   const runtime = known || /^[a-z-]+$/.test(entry) ? findRuntime(root) : null;
   let handed;
-  if (known && process.env.ENGRAM_LLM_CHILD === '1') {
-    // An agent Engram itself runs as its LLM (`claude -p` for evaluation) must not record or evaluate its own
-    // session: read stdin so the agent sees no broken pipe, and say nothing (a terminal: the fast path drains it).
+  if (!known || process.env.ENGRAM_LLM_CHILD === '1') {
+    // An entry this version does not know (a newer hooks.json, a typo), or an agent Engram itself runs as its LLM
+    // (`claude -p` for evaluation), which must not record or evaluate its own session: read stdin so the agent sees
+    // no broken pipe, and say nothing (a terminal: the fast path drains it).
     const stdin = readStdinSync();
     if (!('rest' in stdin)) process.exit(0);
     handed = { stdin, mailbox: 'not-asked' };
-  } else if (known) {
+  } else {
     handed = askWarmServer(entry, runtime);
     if (handed === null) return;
   }
