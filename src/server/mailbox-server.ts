@@ -6,7 +6,7 @@
  * @module
  */
 import { execFileSync } from 'node:child_process';
-import { closeSync, constants, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, constants, existsSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 // The launcher's own definitions (bundled into the server): one spelling of the protocol for both sides.
@@ -25,7 +25,7 @@ export interface MailboxCall {
 
 /** An open mailbox. */
 export interface Mailbox {
-  /** Removes calls and answers nobody will read, and makes the folder again if it was removed. */
+  /** Removes calls and answers nobody will read, and makes the pipe or the folder again if either was removed. */
   sweep(now?: number): void;
   /** Stops reading and removes the pipe and the folder. */
   close(): void;
@@ -40,33 +40,39 @@ export function openMailbox(
   mailbox: { fifo: string; dir: string },
   handlers: { onCall(call: MailboxCall): void; onWithdrawn(event: string | null): void; onError(error: unknown): void },
 ): Mailbox | { error: unknown } {
+  /** Makes the pipe and reads call ids from it. Throws when the pipe cannot be made or opened. */
+  function listen(): Socket {
+    execFileSync('mkfifo', ['-m', '600', mailbox.fifo], { stdio: 'ignore', timeout: 5_000 });
+    // Read and write: the pipe then never reports end-of-file when the last hook closes it, and opening never waits.
+    const fd = openSync(mailbox.fifo, constants.O_RDWR | constants.O_NONBLOCK);
+    const socket = new Socket({ fd, readable: true, writable: false });
+    let buffer = '';
+    socket.setEncoding('utf8');
+    socket.on('error', (error) => handlers.onError(error));
+    socket.on('data', (chunk: string) => {
+      buffer += chunk;
+      let end: number;
+      while ((end = buffer.indexOf('\n')) >= 0) {
+        const id = buffer.slice(0, end);
+        buffer = buffer.slice(end + 1);
+        if (MAILBOX_ID.test(id)) take(id);
+      }
+      // Ids are short: anything longer without a newline is not a hook's.
+      if (buffer.length > 1_024) buffer = '';
+    });
+    return socket;
+  }
+
   let reader: Socket;
   try {
     rmSync(mailbox.fifo, { force: true });
     rmSync(mailbox.dir, { recursive: true, force: true });
     mkdirSync(mailbox.dir, { recursive: true, mode: 0o700 });
-    execFileSync('mkfifo', ['-m', '600', mailbox.fifo], { stdio: 'ignore', timeout: 5_000 });
-    // Read and write: the pipe then never reports end-of-file when the last hook closes it, and opening never waits.
-    const fd = openSync(mailbox.fifo, constants.O_RDWR | constants.O_NONBLOCK);
-    reader = new Socket({ fd, readable: true, writable: false });
+    reader = listen();
   } catch (error) {
     rmSync(mailbox.fifo, { force: true });
     return { error };
   }
-  let buffer = '';
-  reader.setEncoding('utf8');
-  reader.on('error', (error) => handlers.onError(error));
-  reader.on('data', (chunk: string) => {
-    buffer += chunk;
-    let end: number;
-    while ((end = buffer.indexOf('\n')) >= 0) {
-      const id = buffer.slice(0, end);
-      buffer = buffer.slice(end + 1);
-      if (MAILBOX_ID.test(id)) take(id);
-    }
-    // Ids are short: anything longer without a newline is not a hook's.
-    if (buffer.length > 1_024) buffer = '';
-  });
 
   /**
    * Claims a call by renaming it: if its hook removed it first (it stopped waiting), it is not handled at all. The
@@ -150,6 +156,17 @@ export function openMailbox(
 
   return {
     sweep(now = Date.now()) {
+      // The pipe removed under the running server (someone cleaning up): hooks ask over the socket meanwhile
+      // (hooks/run.cjs postToMailbox); make a new one so they come back to the mailbox.
+      if (!existsSync(mailbox.fifo)) {
+        try {
+          const next = listen();
+          reader.destroy();
+          reader = next;
+        } catch (error) {
+          handlers.onError(error);
+        }
+      }
       try {
         for (const name of readdirSync(mailbox.dir)) {
           const file = join(mailbox.dir, name);

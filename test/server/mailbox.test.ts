@@ -73,6 +73,16 @@ describe.skipIf(process.platform === 'win32')('the hooks’ mailbox', () => {
     expect(postToMailbox(mailbox, call('PreToolUse'), 5_000)).toEqual({ reply: { ok: true, echo: call('PreToolUse') } });
   });
 
+  it('a pipe removed under a running server: null (the hook asks the socket), and the sweep makes a new one it reads', async () => {
+    const { mailbox, child, lines } = await serve('echo');
+    rmSync(mailbox.fifo);
+    expect(postToMailbox(mailbox, call('Stop'), 5_000)).toBeNull();
+    child.kill('SIGUSR1');
+    await until(() => lines.some((line) => line.swept), 'the child to sweep');
+    expect(postToMailbox(mailbox, call('Stop'), 5_000)).toEqual({ reply: { ok: true, echo: call('Stop') } });
+    expect(lines.filter((line) => line.error)).toEqual([]);
+  });
+
   it('a pipe nobody reads (a dead server’s) is refused at once', () => {
     const run = tempDir();
     const mailbox = { fifo: join(run, 'hooks.fifo'), dir: join(run, 'hooks') };
