@@ -109,16 +109,21 @@ export function openMailbox(
       if (!open) return;
       open = false;
       try {
-        ftruncateSync(fd, 0);
-        writeSync(fd, text, 0);
-        closeSync(fd);
+        // Written over the call, then cut to the answer's length — not truncated to 0 first: ext4 flushes a file
+        // truncated to 0 when it is closed (its auto_da_alloc rule), which made an answer ~3.7× slower to write
+        // (bench/mailbox-answer.cjs: 57–63 → 15–17 µs at load 1.8; 0.17 ms per answer in the server's profile under
+        // load). Renamed before it is closed: the written bytes are visible to the hook at once; the close is off its
+        // path.
+        const bytes = Buffer.from(text);
+        writeSync(fd, bytes, 0, bytes.length, 0);
+        ftruncateSync(fd, bytes.length);
         renameSync(files.claimed, files.reply);
       } catch (error) {
-        try {
-          closeSync(fd);
-        } catch {
-          // Closed above.
-        }
+        handlers.onError(error);
+      }
+      try {
+        closeSync(fd);
+      } catch (error) {
         handlers.onError(error);
       }
     };

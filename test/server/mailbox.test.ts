@@ -24,7 +24,7 @@ afterEach(() => {
 });
 
 /** A mailbox served by a child process; `lines` is what it printed so far. */
-async function serve(mode: 'echo' | 'hold') {
+async function serve(mode: 'echo' | 'short' | 'hold') {
   const run = tempDir();
   const mailbox = { fifo: join(run, 'hooks.fifo'), dir: join(run, 'hooks') };
   const child = spawn(process.execPath, [await childScript(), mailbox.fifo, mailbox.dir, mode], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -50,6 +50,13 @@ describe.skipIf(process.platform === 'win32')('the hooks’ mailbox', () => {
     const answer = postToMailbox<{ ok: boolean; echo: unknown }>(mailbox, call('PreToolUse'), 5_000);
     expect(answer).toEqual({ reply: { ok: true, echo: call('PreToolUse') } });
     await until(() => lines.some((line) => line.call), 'the child to report the call');
+    expect(readdirSync(mailbox.dir)).toEqual([]);
+  });
+
+  it('an answer shorter than its call is read whole and alone (the server writes it over the call file)', async () => {
+    const { mailbox } = await serve('short');
+    const long = { ...call('PostToolUse'), call: { ...call('PostToolUse').call, stdin: JSON.stringify({ output: 'x'.repeat(5_000) }) } };
+    expect(postToMailbox(mailbox, long, 5_000)).toEqual({ reply: { ok: true } });
     expect(readdirSync(mailbox.dir)).toEqual([]);
   });
 
