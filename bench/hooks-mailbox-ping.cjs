@@ -1,5 +1,5 @@
 // Floor for bench/hooks.mjs: what the hook fast path's transport costs without Engram's code — start Node, read stdin
-// with blocking reads, one ping through the server's mailbox (the protocol of src/server/mailbox.ts: the call in a
+// with blocking reads, one ping through the server's mailbox (the protocol of hooks/run.cjs postToMailbox: the call in a
 // file, its id down the named pipe, the answer read back from a file), exit. Usage: node hooks-mailbox-ping.cjs <run dir>
 'use strict';
 const fs = require('node:fs');

@@ -337,8 +337,9 @@ async function main() {
   mkdirSync(join(user, '.claude'), { recursive: true });
   mkdirSync(join(home, 'logs'), { recursive: true, mode: 0o700 });
   const git = input.makeProject(cwd);
-  // The module-loading floor: an entry the fast path does not know loads everything a hook loads (run.cjs, then
-  // dist/hooks/fast.cjs), reads stdin to its end and exits — all of a hook but the socket and the answer.
+  // The module-loading floor: an entry the launcher does not know loads everything a hook the server answers loads
+  // (hooks/run.cjs; before it, also dist/hooks/fast.cjs), reads stdin to its end and exits — all of a hook but the
+  // mailbox and the answer.
   const MODULES_ENTRY = 'bench-modules';
 
   // The same `node` for every process, first on PATH as the agent's shell would find it.
@@ -452,7 +453,8 @@ async function main() {
     const result = spawnSync('sh', ['-c', command], { input: stdin, env, cwd, encoding: 'utf8', timeout: 30_000, maxBuffer: 16 << 20 });
     const ms = Number(process.hrtime.bigint() - t0) / 1e6;
     if (state.aborted || result.signal === 'SIGINT') throw new Error('interrupted');
-    if (result.error) throw new Error(`${command}: ${result.error.message}`);
+    // EPIPE: the process exited before taking all of its stdin (the bare `node -e ''` reads none); it ran all the same.
+    if (result.error && !(result.error.code === 'EPIPE' && result.status !== null)) throw new Error(`${command}: ${result.error.message}`);
     return { ms, stdout: result.stdout, stderr: result.stderr, status: result.status };
   };
   // The command line hooks/hooks.json registers, verbatim: Claude Code hands it to `/bin/sh -c` with

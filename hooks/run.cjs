@@ -1,24 +1,76 @@
 #!/usr/bin/env node
 // Entry point of every Engram hook: `node hooks/run.cjs <entry> --agent claude|codex`, registered in hooks.json and
 // codex-hooks.json. It finds the runtime of this install folder — the folder itself when it was built in place, else
-// the runtime folder the first-run bootstrap built outside it — and hands over to that runtime's bundled fast path
-// (dist/hooks/fast.cjs). When there is none yet, it looks for one another install of the same version built, and
-// otherwise starts the bootstrap in the background and exits 0 with no output, so a fresh install never slows down or
-// disturbs the agent. Nothing is ever written into this folder.
+// the runtime folder the first-run bootstrap built outside it — reads the event from stdin and hands it to the warm
+// server through its mailbox; the server's answer is printed as it is. Only when the server does not answer (none
+// running, another version, no mailbox, a terminal for stdin, ENGRAM_SERVER=off) does it load that runtime's bundled
+// fast path (dist/hooks/fast.cjs), which asks over the socket or answers in-process. When there is no runtime yet, it
+// looks for one another install of the same version built, and otherwise starts the bootstrap in the background and
+// exits 0 with no output, so a fresh install never slows down or disturbs the agent. Nothing is ever written into
+// this folder.
 //
-// The resolution itself (findRuntime) lives here, not in a module of its own, because this file runs on every agent
-// event: loading one more CommonJS module costs a hook process 0.25–0.9 ms on a busy 2-core machine, several times the
-// lookup (two stat calls, or one stat and one small read). Required as a module, this file only exports it (the hook
-// runs only when it is the main script); scripts/install-state.mjs re-exports it for bin/engram and every other
-// launcher. CommonJS on purpose: Node starts an ES module main script ~6 ms slower.
+// What runs on every agent event lives in this one file, not in modules of its own, because loading one more
+// CommonJS module costs a hook process 0.25–0.9 ms on a busy 2-core machine (resolving, realpath, the package scope,
+// compiling), and loading the fast path cost more than the mailbox round trip (docs/PERFORMANCE.md, section 6): the
+// runtime lookup (findRuntime: two stat calls, or one stat and one small read), the home rule (engramHome; re-exported
+// by scripts/home.cjs), the stdin reader (readStdinSync) and the hook side of the server's mailbox (postToMailbox). For
+// the same reason the hot path uses few distinct fs functions: Node compiles each one's JavaScript on its first call
+// in a process (0.1–0.25 ms each), so the request is written with the open/write/close already used for the pipe,
+// and the answer read with the open/read/close already used for stdin. Required as a module, this file only exports
+// its functions (the hook runs only when it is the main script); scripts/install-state.mjs re-exports them for
+// bin/engram and every other launcher, and the fast path and the server bundle them. CommonJS on purpose: Node starts
+// an ES module main script ~6 ms slower.
 'use strict';
-const { existsSync, readFileSync, statSync } = require('node:fs');
-const { join } = require('node:path');
+const fs = require('node:fs');
+const { isAbsolute, join, resolve } = require('node:path');
 
 /** The compiled better-sqlite3 addon, relative to a runtime folder. */
 const NATIVE_BINDING = 'node_modules/better-sqlite3/build/Release/better_sqlite3.node';
 /** The hook fast path, relative to a runtime folder. */
 const FAST_PATH = 'dist/hooks/fast.cjs';
+/** What the build writes beside the bundles: `{version, built_at}` (the version a hook tells the server). */
+const BUILD_INFO = 'dist/build.json';
+
+/**
+ * The hook entries (`node hooks/run.cjs <entry>`, one per event Engram handles; plugin.json registers them), the
+ * event each handles, and how long its hook waits for the server's answer before answering itself (ms) — under each
+ * event's registered timeout, and Claude Code's 1.5 s SessionEnd budget.
+ */
+const HOOK_ENTRIES = {
+  'session-start': { event: 'SessionStart', waitMs: 1_500 },
+  'user-prompt-submit': { event: 'UserPromptSubmit', waitMs: 1_500 },
+  'pre-tool-use': { event: 'PreToolUse', waitMs: 800 },
+  'post-tool-use': { event: 'PostToolUse', waitMs: 800 },
+  'post-tool-use-failure': { event: 'PostToolUseFailure', waitMs: 800 },
+  stop: { event: 'Stop', waitMs: 800 },
+  'session-end': { event: 'SessionEnd', waitMs: 400 },
+};
+
+/** Upper bound on stdin: Claude Code's PostToolUse can carry whole files; beyond this we do not even try. */
+const MAX_STDIN_BYTES = 16 * 1024 * 1024;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Where Engram's data lives
+
+/**
+ * The one rule for where Engram's data lives: `$ENGRAM_HOME` (a leading `~` expanded, relative paths against `cwd`),
+ * default `~/.engram`. src/core/env.ts, this launcher, the fast path and the bootstrap all call it (through
+ * scripts/home.cjs and home.mjs, which re-export it).
+ * @param {Record<string, string | undefined>} [env]
+ * @param {{ userHome?: string, cwd?: string }} [options]
+ * @returns {string}
+ */
+function engramHome(env = process.env, options = {}) {
+  // node:os only when HOME is unset: it is not loaded at Node's start-up, and every hook process computes this.
+  const userHome = options.userHome ?? (env.HOME && env.HOME.trim() ? env.HOME : require('node:os').homedir());
+  const raw = env.ENGRAM_HOME && env.ENGRAM_HOME.trim() ? env.ENGRAM_HOME : '';
+  if (!raw) return join(userHome, '.engram');
+  const expanded = raw === '~' ? userHome : raw.startsWith('~/') ? join(userHome, raw.slice(2)) : raw;
+  return isAbsolute(expanded) ? expanded : resolve(options.cwd ?? process.cwd(), expanded);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Finding the runtime
 
 /**
  * A short name for a folder path, for its pointer's file name: FNV-1a in two lanes (node:crypto would cost a hook more
@@ -46,8 +98,7 @@ function pluginData(env) {
  */
 function pointerFile(root, env = process.env) {
   const data = pluginData(env);
-  // home.cjs is loaded only here: a plugin's hooks and a source checkout built in place never need it.
-  const base = data ? join(data, 'runtime') : join(require('../scripts/home.cjs').engramHome(env), 'runtime');
+  const base = data ? join(data, 'runtime') : join(engramHome(env), 'runtime');
   return join(base, 'roots', `${folderKey(root)}.json`);
 }
 
@@ -58,7 +109,7 @@ function pointerFile(root, env = process.env) {
  */
 function lockStamp(root) {
   try {
-    const stats = statSync(join(root, 'package-lock.json'));
+    const stats = fs.statSync(join(root, 'package-lock.json'));
     return `${stats.size}:${stats.mtimeMs}`;
   } catch {
     return 'none';
@@ -74,9 +125,9 @@ function lockStamp(root) {
  * @returns {{ dir: string, kind: 'in-place' | 'runtime', key?: string } | null}
  */
 function findRuntime(root, env = process.env) {
-  if (existsSync(join(root, FAST_PATH)) && existsSync(join(root, NATIVE_BINDING))) return { dir: root, kind: 'in-place' };
+  if (fs.existsSync(join(root, FAST_PATH)) && fs.existsSync(join(root, NATIVE_BINDING))) return { dir: root, kind: 'in-place' };
   try {
-    const pointer = JSON.parse(readFileSync(pointerFile(root, env), 'utf8'));
+    const pointer = JSON.parse(fs.readFileSync(pointerFile(root, env), 'utf8'));
     if (pointer.root === root && pointer.lock === lockStamp(root) && typeof pointer.dir === 'string') {
       return { dir: pointer.dir, kind: 'runtime', key: pointer.key };
     }
@@ -86,7 +137,350 @@ function findRuntime(root, env = process.env) {
   return null;
 }
 
-/** The launcher: run the hook through the runtime's fast path, or see to a runtime and say nothing. */
+// ---------------------------------------------------------------------------------------------------------------
+// Reading stdin
+
+/** Reads a whole small file with the open/read/close a hook already uses; null when it cannot be read. */
+function readSmallFile(file, buffer) {
+  let fd;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY);
+  } catch {
+    return null;
+  }
+  try {
+    const parts = [];
+    for (;;) {
+      const read = fs.readSync(fd, buffer, 0, buffer.length, null);
+      if (read === 0) break;
+      parts.push(Buffer.from(buffer.subarray(0, read)));
+    }
+    return (parts.length === 1 ? parts[0] : Buffer.concat(parts)).toString('utf8');
+  } catch {
+    return null;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** The last byte of `chunks` that is not JSON whitespace (space, tab, CR, LF), or -1 when there is none. */
+function lastSignificantByte(chunks) {
+  for (let c = chunks.length - 1; c >= 0; c--) {
+    const chunk = chunks[c];
+    for (let i = chunk.length - 1; i >= 0; i--) {
+      const byte = chunk[i];
+      if (byte !== 0x20 && byte !== 0x09 && byte !== 0x0d && byte !== 0x0a) return byte;
+    }
+  }
+  return -1;
+}
+
+/** The read buffer, shared by stdin and the files a hook reads (one allocation per process). */
+let shared = null;
+const readBuffer = () => (shared ??= Buffer.allocUnsafe(64 * 1024));
+
+/**
+ * Reads stdin with blocking reads when it is a pipe, a socket or a file — what agents give a hook — so the process
+ * needs no stream machinery (node:net and node:stream cost a hook more than everything else it does). It stops at the
+ * end of input, or as soon as what arrived is one complete JSON value and nothing more is waiting (an agent that
+ * writes its payload and keeps stdin open does not hold the hook). Agents always send the payload before the hook
+ * reads; one that sent nothing and never closed stdin would hold the hook until its own timeout. Returns
+ * `{ rest }` for a terminal or anything else (and for a descriptor that turns out to be non-blocking), to be read
+ * as a stream with a time limit (the fast path), after the bytes already read. Bytes past `maxBytes` are read and
+ * dropped (the agent sees no broken pipe) and the text is '' with `tooLarge`.
+ * @returns {{ text: string, tooLarge: boolean, timedOut: boolean } | { rest: Buffer[] }}
+ */
+function readStdinSync(fd = 0, maxBytes = MAX_STDIN_BYTES) {
+  try {
+    const stats = fs.fstatSync(fd);
+    if (!stats.isFIFO() && !stats.isSocket() && !stats.isFile()) return { rest: [] };
+  } catch {
+    return { rest: [] };
+  }
+  const chunks = [];
+  let size = 0;
+  let tooLarge = false;
+  const result = () => ({ text: tooLarge ? '' : (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8'), tooLarge, timedOut: false });
+  const buffer = readBuffer();
+  for (;;) {
+    let read;
+    try {
+      read = fs.readSync(fd, buffer, 0, buffer.length, null);
+    } catch (error) {
+      if (error.code === 'EAGAIN') return { rest: tooLarge ? [] : chunks };
+      if (error.code === 'EINTR') continue;
+      return result(); // EOF by another name (the agent went away): what arrived is all there is
+    }
+    if (read === 0) return result();
+    size += read;
+    if (size > maxBytes) {
+      tooLarge = true;
+      chunks.length = 0;
+    } else if (!tooLarge) {
+      chunks.push(Buffer.from(buffer.subarray(0, read)));
+    }
+    // A short read means nothing more is waiting: if what arrived is already the whole payload, stop here (a payload
+    // followed by a newline, as most writers send one, included).
+    if (read < buffer.length && !tooLarge && lastSignificantByte(chunks) === 0x7d /* } */) {
+      const done = result();
+      try {
+        JSON.parse(done.text);
+        return done;
+      } catch {
+        // Not complete yet: read on.
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The server's mailbox, hook side (the server's side is src/server/mailbox-server.ts)
+//
+// How a hook hands its call to the warm server without node:net. Loading node:net and node:stream, and driving a
+// socket through them, was most of what a hook cost over a bare `node -e ''` (docs/PERFORMANCE.md); here everything
+// is a few synchronous file-system calls:
+//
+// 1. the call (one JSON line, as on the socket) is written to `run/hooks/<id>.req`;
+// 2. `<id>\n` is written to the named pipe `run/hooks.fifo`, opened without blocking — no reader means no server
+//    (`refused`), no pipe means none was ever started here or it runs without a mailbox (the socket is asked);
+// 3. the hook waits for `run/hooks/<id>.rep` (complete when it appears: the server writes its answer into the call's
+//    claimed file and renames that), looking every ~0.1 ms at first, then less often (`Atomics.wait` sleeps), reads
+//    it and removes it.
+//
+// A hook that stops waiting renames its `.req` to `.gone`; the server claims a call by renaming it to `.work`, so
+// exactly one of them wins: a call whose hook gave up is never handled. A hook that waits more than a few
+// milliseconds also checks that the server still holds the pipe, so a server killed under it is noticed within 10 ms
+// (`lost`), as a closed socket would be.
+
+/** A call id: the hook's pid, the time and a random part (names files; never reused while one may be pending). */
+const MAILBOX_ID = /^[a-z0-9-]{1,64}$/;
+
+/** The files of one call in the mailbox folder. */
+function mailboxFiles(dir, id) {
+  return {
+    request: join(dir, `${id}.req`),
+    claimed: join(dir, `${id}.work`),
+    withdrawn: join(dir, `${id}.gone`),
+    reply: join(dir, `${id}.rep`),
+  };
+}
+
+/** The mailbox of a home: the pipe call ids go down and the folder calls and answers are written to. */
+function mailboxOf(home) {
+  return { fifo: join(home, 'run', 'hooks.fifo'), dir: join(home, 'run', 'hooks') };
+}
+
+/** How often a hook that has waited a while checks that the server it posted to is still there (ms). */
+const ALIVE_EVERY_MS = 10;
+
+/**
+ * How long to sleep before looking for the answer again, `waited` ms into the wait: a warm server answers a hook in
+ * a few milliseconds, so the first looks are close together (each costs one stat call; a requested 0.02 ms sleep
+ * lasts ~0.1 ms, Linux's timer slack included), later ones further apart.
+ */
+function nextSleep(waited) {
+  if (waited < 4) return 0.02;
+  if (waited < 20) return 0.25;
+  return Math.min(4, waited / 8);
+}
+
+/** Removes a file if it is there (unlinkSync alone: rmSync's checks cost a hook more). */
+function unlink(file) {
+  try {
+    fs.unlinkSync(file);
+  } catch {
+    // Already gone.
+  }
+}
+
+/**
+ * Takes a call back from the mailbox by renaming it to `.gone` (the server, finding it there instead of the call,
+ * logs that the hook gave up and with which event); does nothing when the server claimed it first.
+ */
+function withdraw(files) {
+  try {
+    fs.renameSync(files.request, files.withdrawn);
+  } catch {
+    // Claimed by the server.
+  }
+}
+
+/**
+ * Whether the server still holds the pipe open: opening it for writing without blocking fails (ENXIO) once no process
+ * has it open for reading — a server that died (even one not yet reaped) closed it.
+ */
+function readerAlive(fifo) {
+  try {
+    fs.closeSync(fs.openSync(fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK));
+    return true;
+  } catch (error) {
+    return error.code !== 'ENXIO' && error.code !== 'ENOENT';
+  }
+}
+
+/**
+ * Posts `request` to `mailbox` and waits up to `timeoutMs` for the answer: `{ reply }`, or `{ failure }` saying why
+ * there is none (`refused`: a pipe nobody reads, a dead server's; `lost`: the server died while the hook waited, or
+ * the folder is unwritable; `timeout`; `bad-reply`). Returns null when this home has no usable mailbox (the server
+ * runs without one, none was ever started here, or its folder was removed under it): the caller asks over the socket
+ * instead. Synchronous: it blocks the hook process, which has nothing else to do. Never throws.
+ * @template T
+ * @param {{ fifo: string, dir: string }} mailbox
+ * @param {unknown} request
+ * @param {number} timeoutMs
+ * @returns {{ reply: T } | { failure: 'refused' | 'lost' | 'timeout' | 'bad-reply' } | null}
+ */
+function postToMailbox(mailbox, request, timeoutMs) {
+  const { O_WRONLY, O_NONBLOCK, O_CREAT, O_EXCL } = fs.constants;
+  const id = `${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+  const files = mailboxFiles(mailbox.dir, id);
+  let pipe;
+  try {
+    // Non-blocking: with no reader (a dead server's pipe) this fails at once instead of waiting for one.
+    pipe = fs.openSync(mailbox.fifo, O_WRONLY | O_NONBLOCK);
+  } catch (error) {
+    if (error.code === 'ENOENT') return null;
+    return { failure: error.code === 'ENXIO' ? 'refused' : 'lost' };
+  }
+  try {
+    let file;
+    try {
+      file = fs.openSync(files.request, O_WRONLY | O_CREAT | O_EXCL, 0o600);
+      try {
+        fs.writeSync(file, `${JSON.stringify(request)}\n`);
+      } finally {
+        fs.closeSync(file);
+      }
+      // One short line: a write under PIPE_BUF is atomic, so calls posted at once never interleave.
+      fs.writeSync(pipe, `${id}\n`);
+    } catch (error) {
+      if (file !== undefined) unlink(files.request);
+      // No folder (removed under a running server, which makes it again on its next watch): the server is there, so
+      // the caller asks it over the socket rather than answering in-process.
+      if (file === undefined && error.code === 'ENOENT') return null;
+      // EAGAIN: the pipe is full (a server that stopped reading); anything else: the folder is unwritable.
+      return { failure: error.code === 'EAGAIN' ? 'timeout' : 'lost' };
+    }
+  } finally {
+    fs.closeSync(pipe);
+  }
+  const sleeper = new Int32Array(new SharedArrayBuffer(4));
+  // Date.now, not performance.now: the global `performance` loads perf_hooks, a millisecond of a hook's time.
+  const started = Date.now();
+  let lastAliveCheck = started;
+  for (;;) {
+    // existsSync first: a failed open throws, and building that error each time costs more than the look itself.
+    const text = fs.existsSync(files.reply) ? readSmallFile(files.reply, readBuffer()) : null;
+    if (text !== null) {
+      unlink(files.reply);
+      try {
+        return { reply: JSON.parse(text) };
+      } catch {
+        return { failure: 'bad-reply' };
+      }
+    }
+    const now = Date.now();
+    const waited = now - started;
+    if (waited >= timeoutMs) break;
+    if (now - lastAliveCheck >= ALIVE_EVERY_MS) {
+      // Only a slow answer gets here (a warm server answers in a few ms): is the server still there at all?
+      lastAliveCheck = now;
+      if (!readerAlive(mailbox.fifo)) {
+        withdraw(files);
+        return { failure: 'lost' };
+      }
+    }
+    Atomics.wait(sleeper, 0, 0, Math.min(nextSleep(waited), timeoutMs - waited));
+  }
+  // If the server claimed the call already, it is being handled (what it records is idempotent) and its late answer
+  // is swept away unread.
+  withdraw(files);
+  return { failure: 'timeout' };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The hook
+
+/**
+ * Writes the answer and exits 0 once it is written; `after` runs between the two. The answer goes straight to fd 1:
+ * constructing `process.stdout` (a stream over the agent's pipe) costs a hook process more than the write. A
+ * descriptor that would block (set non-blocking by someone else, full) gets the stream.
+ * @param {string} stdout
+ * @param {() => void} [after]
+ */
+function answerAndExit(stdout, after) {
+  const exit = () => {
+    after?.();
+    process.exit(0);
+  };
+  if (stdout === '') exit();
+  const bytes = Buffer.from(stdout);
+  let written = 0;
+  try {
+    while (written < bytes.length) written += fs.writeSync(1, bytes, written);
+  } catch (error) {
+    // EAGAIN: a non-blocking descriptor that is full; the rest goes through the stream, which waits for it. Anything
+    // else (EPIPE: the agent stopped reading; EBADF: no fd 1) has nowhere to go.
+    if (error.code !== 'EAGAIN') exit();
+  }
+  if (written >= bytes.length) exit();
+  process.stdout.write(bytes.subarray(written), exit);
+}
+
+const OFF = new Set(['off', '0', 'false', 'no']);
+
+/** The Engram version a runtime was built as (its dist/build.json), or null when it cannot be read. */
+function runtimeVersion(dir) {
+  try {
+    const version = JSON.parse(readSmallFile(join(dir, BUILD_INFO), readBuffer()) ?? 'null')?.version;
+    return typeof version === 'string' ? version : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The hot path of a hook the launcher knows: read stdin, hand the call to the warm server through its mailbox, print
+ * its answer, exit 0. Returns what was done when the server did not answer, for the fast path to go on from (the
+ * socket, a stream for a terminal's stdin, the in-process answer), or null once the answer is out. Never throws.
+ * @param {string} entry a key of HOOK_ENTRIES
+ * @param {{ dir: string } | null} runtime
+ * @returns {{ stdin: ReturnType<typeof readStdinSync>, mailbox: 'not-asked' | 'absent' | 'refused' | 'lost' | 'timeout' | 'bad-reply' | 'declined' } | null}
+ */
+function askWarmServer(entry, runtime) {
+  const { event, waitMs } = HOOK_ENTRIES[entry];
+  const stdin = readStdinSync();
+  const env = process.env;
+  // A server switched off, an unusable payload, or no runtime to say which version is asking: the fast path decides.
+  if (OFF.has((env.ENGRAM_SERVER ?? '').trim().toLowerCase()) || 'rest' in stdin || stdin.tooLarge || !runtime) return { stdin, mailbox: 'not-asked' };
+  const version = runtimeVersion(runtime.dir);
+  if (!version) return { stdin, mailbox: 'not-asked' };
+  const argv = process.argv;
+  const flag = argv.indexOf('--agent', 2);
+  const request = {
+    v: 1,
+    op: 'hook',
+    version,
+    call: {
+      event,
+      stdin: stdin.text,
+      agentFlag: flag >= 0 ? argv[flag + 1] : undefined,
+      envHints: { codex: Boolean(env.PLUGIN_ROOT || env.CODEX_HOME), claude: Boolean(env.CLAUDE_PROJECT_DIR) },
+    },
+  };
+  const answer = postToMailbox(mailboxOf(engramHome(env)), request, waitMs);
+  if (answer === null) return { stdin, mailbox: 'absent' };
+  if ('failure' in answer) return { stdin, mailbox: answer.failure };
+  const reply = answer.reply;
+  if (reply && reply.ok === true && reply.op === 'hook' && typeof reply.stdout === 'string') {
+    answerAndExit(reply.stdout);
+    return null; // Only reached while a full stdout drains through its stream, which then exits.
+  }
+  // The server answered but not this call (another Engram version, an invalid request).
+  return { stdin, mailbox: 'declined' };
+}
+
+/** The launcher: run the hook through the warm server, else the runtime's fast path, or see to a runtime and say nothing. */
 function main() {
   const root = join(__dirname, '..');
   const entry = process.argv[2] || '';
@@ -98,23 +492,40 @@ function main() {
       return null;
     }
   };
-  const runtime = /^[a-z-]+$/.test(entry) ? findRuntime(root) : null;
+  const known = Object.hasOwn(HOOK_ENTRIES, entry);
+  const runtime = known || /^[a-z-]+$/.test(entry) ? findRuntime(root) : null;
+  let handed;
+  if (!known || process.env.ENGRAM_LLM_CHILD === '1') {
+    // An entry this version does not know (a newer hooks.json, a typo), or an agent Engram itself runs as its LLM
+    // (`claude -p` for evaluation), which must not record or evaluate its own session: read stdin so the agent sees
+    // no broken pipe, and say nothing (a terminal: the fast path drains it).
+    const stdin = readStdinSync();
+    if (!('rest' in stdin)) process.exit(0);
+    handed = { stdin, mailbox: 'not-asked' };
+  } else {
+    handed = askWarmServer(entry, runtime);
+    if (handed === null) return;
+  }
   const fast = fastPath(runtime);
-  if (fast) return fast.runHook(entry, root, runtime.dir);
+  if (fast) return fast.runHook(entry, root, runtime.dir, handed);
   const giveUp = setTimeout(() => process.exit(0), 1000);
   giveUp.unref();
-  const drain = () => process.stdin.on('data', () => {}).on('end', () => process.exit(0)).on('error', () => process.exit(0));
-  import('../scripts/install-state.mjs')
-    .then(({ HOOK_ENTRIES, locateRuntime, startBootstrap }) => {
+  // Stdin the hot path already read is not read again.
+  const drain = () =>
+    handed && !('rest' in handed.stdin) ? process.exit(0) : process.stdin.on('data', () => {}).on('end', () => process.exit(0)).on('error', () => process.exit(0));
+  // A name in a variable: the bundles that include this file (the fast path, the server) must not pull the slow half in.
+  const slowHalf = '../scripts/install-state.mjs';
+  import(slowHalf)
+    .then(({ locateRuntime, startBootstrap }) => {
       // An event this version does not handle (a newer hooks.json, a typo) is not a reason to install anything.
-      if (!HOOK_ENTRIES.includes(entry)) return drain();
+      if (!known) return drain();
       // A runtime another install folder of this version built (the plugin copy, the other agent, the CLI): linked
       // now, and this hook runs as usual.
       const found = locateRuntime(root);
       const loaded = found && fastPath(found);
       if (loaded) {
         clearTimeout(giveUp);
-        return loaded.runHook(entry, root, found.dir);
+        return loaded.runHook(entry, root, found.dir, handed);
       }
       startBootstrap(root, { reason: `hook ${entry}` });
       drain();
@@ -124,5 +535,22 @@ function main() {
 
 // Exported whether this file runs as the launcher or is required: the slow path's install-state.mjs imports it from
 // the module cache, where the launcher is this same module.
-module.exports = { NATIVE_BINDING, FAST_PATH, folderKey, pointerFile, lockStamp, findRuntime };
+module.exports = {
+  NATIVE_BINDING,
+  FAST_PATH,
+  BUILD_INFO,
+  HOOK_ENTRIES,
+  MAX_STDIN_BYTES,
+  MAILBOX_ID,
+  engramHome,
+  folderKey,
+  pointerFile,
+  lockStamp,
+  findRuntime,
+  readStdinSync,
+  mailboxFiles,
+  mailboxOf,
+  postToMailbox,
+  answerAndExit,
+};
 if (require.main === module) main();

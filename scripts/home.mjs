@@ -1,3 +1,3 @@
-// The rule for where Engram's data lives, for ES modules: it is written once, in home.cjs (CommonJS, so the hook
-// launcher can require it cheaply).
+// The rule for where Engram's data lives, for ES modules: it is written once, in hooks/run.cjs (the hook launcher
+// computes it on every agent event), and re-exported by home.cjs.
 export { engramHome } from './home.cjs';

@@ -22,7 +22,7 @@ import { engramHome } from './home.mjs';
 import launcher from '../hooks/run.cjs';
 
 /** The hook entries (`node hooks/run.cjs <entry>`), one per event Engram handles; plugin.json registers them. */
-export const HOOK_ENTRIES = ['session-start', 'user-prompt-submit', 'pre-tool-use', 'post-tool-use', 'post-tool-use-failure', 'stop', 'session-end'];
+export const HOOK_ENTRIES = Object.keys(launcher.HOOK_ENTRIES);
 
 /** Packages that stay outside the bundles and must be installed (and, for better-sqlite3, compiled). */
 export const RUNTIME_PACKAGES = ['better-sqlite3', 'sqlite-vec'];

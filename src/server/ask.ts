@@ -1,6 +1,6 @@
 // Asking the background server over its socket (the CLI, the MCP server, and hooks when the server has no mailbox:
-// server/mailbox.ts). Deliberately small: node:net only, and loaded when first used, so a hook that posts to the
-// mailbox never loads it.
+// hooks/run.cjs postToMailbox). Deliberately small: node:net only, and loaded when first used, so a hook that posts
+// to the mailbox never loads it.
 
 /**
  * Why a request got no answer: `no-server` (no socket file), `refused` (a socket nobody listens on: a dead server's),

@@ -1,5 +1,5 @@
-/** Reads its stdin as a hook's fast path does and prints what it got, for test/hooks/fast.test.ts. */
-import { readStdinSync } from '../../src/hooks/fast.js';
+/** Reads its stdin as a hook's fast path does and prints what it got, for test/hooks/run.test.ts. */
+import { readStdinSync } from '../../hooks/run.cjs';
 
 const maxBytes = Number(process.argv[2] ?? 16 * 1024 * 1024);
 const read = readStdinSync(0, maxBytes);

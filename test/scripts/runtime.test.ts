@@ -154,7 +154,7 @@ describe('the hook launcher of a plugin install', () => {
     const result = await hookProcess('user-prompt-submit', JSON.stringify(PROMPT), { home, root, env: { CLAUDE_PLUGIN_DATA: data } });
     expect(result).toMatchObject({ code: 0, stdout: '', stderr: '' });
     expect(prompts(home)).toEqual([PROMPT.prompt]);
-    // What the launcher loads to find it: nothing but itself (the home rule is needed only without a data folder).
+    // What the launcher loads to find it: nothing but itself, with or without a data folder (the home rule is in it).
     const probe = (env: Record<string, string>, folder: string) => {
       const script = `const l = require(${JSON.stringify(join(folder, 'hooks', 'run.cjs'))}); const r = l.findRuntime(${JSON.stringify(folder)}, ${JSON.stringify(env)}); process.stdout.write(JSON.stringify({ dir: r && r.dir, modules: Object.keys(require.cache) }));`;
       return JSON.parse(spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' }).stdout) as { dir: string | null; modules: string[] };
@@ -162,7 +162,7 @@ describe('the hook launcher of a plugin install', () => {
     expect(probe({ PLUGIN_DATA: data }, root)).toEqual({ dir, modules: [join(root, 'hooks', 'run.cjs')] });
     expect(probe({}, ROOT)).toEqual({ dir: ROOT, modules: [join(ROOT, 'hooks', 'run.cjs')] });
     // Without a data folder (hooks registered by hand): the home's pointer, through the home rule.
-    expect(probe({ HOME: home, ENGRAM_HOME: home }, root)).toEqual({ dir, modules: [join(root, 'hooks', 'run.cjs'), join(root, 'scripts', 'home.cjs')] });
+    expect(probe({ HOME: home, ENGRAM_HOME: home }, root)).toEqual({ dir, modules: [join(root, 'hooks', 'run.cjs')] });
   });
 
   it('links a runtime another copy of the same version built, and runs the hook at once', async () => {

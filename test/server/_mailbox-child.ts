@@ -1,9 +1,10 @@
 /**
  * The server side of the hooks' mailbox in a child process, for test/server/mailbox.test.ts (the hook side posts
  * synchronously, so it cannot share a process with the server it waits for):
- *   _mailbox-child <fifo> <dir> echo|hold
- * `echo` answers every call with its own line; `hold` claims calls and never answers. Prints one JSON line per
- * happening: {ready}, {call}, {withdrawn: event}, {error}.
+ *   _mailbox-child <fifo> <dir> echo|short|hold
+ * `echo` answers every call with its own line; `short` with `{"ok":true}` (shorter than any call); `hold` claims
+ * calls and never answers. SIGUSR1 runs the sweep (as the server's watch does). Prints one JSON line per happening:
+ * {ready}, {call}, {withdrawn: event}, {swept}, {error}.
  */
 import { openMailbox } from '../../src/server/mailbox-server.js';
 
@@ -15,6 +16,7 @@ const mailbox = openMailbox(
     onCall(call) {
       say({ call: JSON.parse(call.line) });
       if (mode === 'echo') call.answer(`${JSON.stringify({ ok: true, echo: JSON.parse(call.line) })}\n`);
+      if (mode === 'short') call.answer('{"ok":true}\n');
     },
     onWithdrawn: (event) => say({ withdrawn: event }),
     onError: (error) => say({ error: String(error) }),
@@ -27,5 +29,9 @@ if ('error' in mailbox) {
 process.on('SIGTERM', () => {
   mailbox.close();
   process.exit(0);
+});
+process.on('SIGUSR1', () => {
+  mailbox.sweep();
+  say({ swept: true });
 });
 say({ ready: true });

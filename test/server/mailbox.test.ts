@@ -1,14 +1,14 @@
 /**
- * The hooks' mailbox (server/mailbox.ts: the hook side; server/mailbox-server.ts: the server's): a call posted to a
+ * The hooks’ mailbox (hooks/run.cjs: the hook side; server/mailbox-server.ts: the server’s): a call posted to a
  * named pipe and a file, its answer read from a file. The hook side blocks, so the server side runs in a child
  * process (test/server/_mailbox-child.ts) with a real pipe made by mkfifo.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bundleEntry } from '../../scripts/bundle.mjs';
-import { postToMailbox } from '../../src/server/mailbox.js';
+import { postToMailbox } from '../../hooks/run.cjs';
 import { ROOT, tempDir, until } from '../_helpers.js';
 
 let bundled: Promise<string> | undefined;
@@ -24,7 +24,7 @@ afterEach(() => {
 });
 
 /** A mailbox served by a child process; `lines` is what it printed so far. */
-async function serve(mode: 'echo' | 'hold') {
+async function serve(mode: 'echo' | 'short' | 'hold') {
   const run = tempDir();
   const mailbox = { fifo: join(run, 'hooks.fifo'), dir: join(run, 'hooks') };
   const child = spawn(process.execPath, [await childScript(), mailbox.fifo, mailbox.dir, mode], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -53,6 +53,13 @@ describe.skipIf(process.platform === 'win32')('the hooks’ mailbox', () => {
     expect(readdirSync(mailbox.dir)).toEqual([]);
   });
 
+  it('an answer shorter than its call is read whole and alone (the server writes it over the call file)', async () => {
+    const { mailbox } = await serve('short');
+    const long = { ...call('PostToolUse'), call: { ...call('PostToolUse').call, stdin: JSON.stringify({ output: 'x'.repeat(5_000) }) } };
+    expect(postToMailbox(mailbox, long, 5_000)).toEqual({ reply: { ok: true } });
+    expect(readdirSync(mailbox.dir)).toEqual([]);
+  });
+
   it('calls one after another each get their own answer', async () => {
     const { mailbox } = await serve('echo');
     const events = ['SessionStart', 'PreToolUse', 'Stop', 'UserPromptSubmit'];
@@ -62,6 +69,25 @@ describe.skipIf(process.platform === 'win32')('the hooks’ mailbox', () => {
   it('without a pipe there is no mailbox: null, so the hook asks the socket', () => {
     const run = tempDir();
     expect(postToMailbox({ fifo: join(run, 'hooks.fifo'), dir: join(run, 'hooks') }, call('Stop'), 1_000)).toBeNull();
+  });
+
+  it('a folder removed under a running server: null (the hook asks the socket, not its in-process path), and the sweep makes it again', async () => {
+    const { mailbox, child, lines } = await serve('echo');
+    rmSync(mailbox.dir, { recursive: true, force: true });
+    expect(postToMailbox(mailbox, call('PreToolUse'), 5_000)).toBeNull();
+    child.kill('SIGUSR1');
+    await until(() => lines.some((line) => line.swept), 'the child to sweep');
+    expect(postToMailbox(mailbox, call('PreToolUse'), 5_000)).toEqual({ reply: { ok: true, echo: call('PreToolUse') } });
+  });
+
+  it('a pipe removed under a running server: null (the hook asks the socket), and the sweep makes a new one it reads', async () => {
+    const { mailbox, child, lines } = await serve('echo');
+    rmSync(mailbox.fifo);
+    expect(postToMailbox(mailbox, call('Stop'), 5_000)).toBeNull();
+    child.kill('SIGUSR1');
+    await until(() => lines.some((line) => line.swept), 'the child to sweep');
+    expect(postToMailbox(mailbox, call('Stop'), 5_000)).toEqual({ reply: { ok: true, echo: call('Stop') } });
+    expect(lines.filter((line) => line.error)).toEqual([]);
   });
 
   it('a pipe nobody reads (a dead server’s) is refused at once', () => {

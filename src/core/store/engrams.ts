@@ -348,11 +348,14 @@ export function createEngramRepo(db: Database): EngramRepo {
     },
     mostUseful(filter, limit) {
       // One statement per filter shape, so SQLite can use the pinned and project indexes (an `? IS NULL OR …`
-      // condition would make it scan every engram). With a project, `+status` / `+deleted_at` keep the planner off
-      // the status index (every active engram) and on the project's; the order is found on ids alone and only the
-      // rows shown are read whole (sorting whole rows was most of a SessionStart: 10 ms → 1 ms at 10k engrams).
+      // condition would make it scan every engram). With a project or for pinned engrams, `+status` / `+deleted_at`
+      // keep the planner off the status index (every active engram) and on the project's or the partial pinned index
+      // (pinned ones only: 2.6 → 0.14 ms at 10k engrams, 9 pinned, where it chose the status index); the order is
+      // found on ids alone and only the rows shown are read whole (sorting whole rows was most of a SessionStart:
+      // 10 ms → 1 ms at 10k engrams).
       const project = filter.project !== undefined;
-      const clauses = project ? ['+deleted_at IS NULL', "+status = 'active'"] : ['deleted_at IS NULL', "status = 'active'"];
+      const narrow = project || filter.pinned === true;
+      const clauses = narrow ? ['+deleted_at IS NULL', "+status = 'active'"] : ['deleted_at IS NULL', "status = 'active'"];
       if (filter.pinned !== undefined) clauses.push(`pinned = ${filter.pinned ? 1 : 0}`);
       if (project) clauses.push('project = @project');
       const order = (table: string): string =>

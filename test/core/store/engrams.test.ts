@@ -59,4 +59,30 @@ describe('engrams.mostUseful', () => {
     }
     expect(expected({ project: 'shop', pinned: false }, 200).length).toBeGreaterThan(30);
   });
+
+  it('finds pinned engrams through the pinned index, not by reading every active engram (SessionStart asks this on every session)', () => {
+    const store = tempStore();
+    store.write(() => {
+      for (let i = 0; i < 300; i++) {
+        const at = new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString();
+        store.engrams.insert({
+          kind: 'discovery', title: null, text: `lesson number ${i}`, content: null, category: 'general', tags: [], prerequisites: null, source: 'manual',
+          source_sessions: [], session_id: null, tool_name: null, occurrence_count: 1, times_matched: i % 7, last_matched_at: null,
+          pinned: i % 50 === 0, auto_pinned: false, deprecated: false, deprecated_reason: null,
+          project: null, scope: 'personal', topic_key: null, revision_count: 0, duplicate_count: 0,
+          created_at: at, updated_at: at, last_seen_at: at, deleted_at: null, status: 'active',
+        });
+      }
+    });
+    // The statement mostUseful prepares, and the plan SQLite picks for it.
+    const prepare = store.db.prepare.bind(store.db);
+    const prepared: string[] = [];
+    store.db.prepare = ((sql: string) => (prepared.push(sql), prepare(sql))) as typeof store.db.prepare;
+    expect(store.engrams.mostUseful({ pinned: true }, 200)).toHaveLength(6);
+    store.db.prepare = prepare;
+    const sql = prepared.find((text) => text.includes('pinned = 1')) as string;
+    const plan = (prepare(`EXPLAIN QUERY PLAN ${sql}`).all({ limit: 200 }) as Array<{ detail: string }>).map((row) => row.detail).join(' | ');
+    expect(plan).toContain('engrams_pinned');
+    expect(plan).not.toContain('engrams_status');
+  });
 });

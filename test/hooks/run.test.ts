@@ -1,5 +1,5 @@
 /**
- * The fast path's stdin reader (src/hooks/fast.ts readStdinSync): synchronous reads of the pipe, socket or file an
+ * The hook stdin reader (hooks/run.cjs readStdinSync): synchronous reads of the pipe, socket or file an
  * agent gives a hook, so the hook loads no stream machinery. Run in child processes with real descriptors.
  */
 import { spawnSync } from 'node:child_process';
@@ -7,7 +7,7 @@ import { closeSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bundleEntry } from '../../scripts/bundle.mjs';
-import { readStdinSync } from '../../src/hooks/fast.js';
+import { readStdinSync } from '../../hooks/run.cjs';
 import { ROOT, tempDir } from '../_helpers.js';
 
 let bundled: Promise<string> | undefined;
@@ -35,6 +35,12 @@ describe('readStdinSync', () => {
   it('does not wait for the end of a pipe kept open once a whole JSON payload has arrived', async () => {
     const { read, ms } = await readThrough(`{ printf '%s' '{"prompt":"a } inside"}'; sleep 8; }`);
     expect(read).toEqual({ text: '{"prompt":"a } inside"}', tooLarge: false, timedOut: false });
+    expect(ms).toBeLessThan(6_000); // the writer holds the pipe for 8 s
+  });
+
+  it('does not wait for the end of a pipe kept open when the payload is followed by a newline', async () => {
+    const { read, ms } = await readThrough(`{ printf '%s\\r\\n \\n' '{"prompt":"a } inside"}'; sleep 8; }`);
+    expect(read).toEqual({ text: '{"prompt":"a } inside"}\r\n \n', tooLarge: false, timedOut: false });
     expect(ms).toBeLessThan(6_000); // the writer holds the pipe for 8 s
   });
 

@@ -1,0 +1,53 @@
+// Types for run.cjs (plain CommonJS: the hook launcher runs before any build, on every agent event).
+
+/** The compiled better-sqlite3 addon, relative to a runtime folder. */
+export declare const NATIVE_BINDING: string;
+/** The hook fast path, relative to a runtime folder. */
+export declare const FAST_PATH: string;
+/** `{version, built_at}` beside the bundles, relative to a runtime folder. */
+export declare const BUILD_INFO: string;
+/** Each hook entry's event, and how long its hook waits for the server's answer (ms). */
+export declare const HOOK_ENTRIES: {
+  readonly 'session-start': { readonly event: 'SessionStart'; readonly waitMs: number };
+  readonly 'user-prompt-submit': { readonly event: 'UserPromptSubmit'; readonly waitMs: number };
+  readonly 'pre-tool-use': { readonly event: 'PreToolUse'; readonly waitMs: number };
+  readonly 'post-tool-use': { readonly event: 'PostToolUse'; readonly waitMs: number };
+  readonly 'post-tool-use-failure': { readonly event: 'PostToolUseFailure'; readonly waitMs: number };
+  readonly stop: { readonly event: 'Stop'; readonly waitMs: number };
+  readonly 'session-end': { readonly event: 'SessionEnd'; readonly waitMs: number };
+};
+export declare const MAX_STDIN_BYTES: number;
+/** A call id in the hooks' mailbox. */
+export declare const MAILBOX_ID: RegExp;
+
+type Env = Record<string, string | undefined>;
+export declare function engramHome(env?: Env, options?: { userHome?: string; cwd?: string }): string;
+export declare function folderKey(path: string): string;
+export declare function pointerFile(root: string, env?: Env): string;
+export declare function lockStamp(root: string): string;
+export declare function findRuntime(root: string, env?: Env): { dir: string; kind: 'in-place' | 'runtime'; key?: string } | null;
+
+/** What was read from stdin. */
+export interface StdinText {
+  text: string;
+  tooLarge: boolean;
+  timedOut: boolean;
+}
+export declare function readStdinSync(fd?: number, maxBytes?: number): StdinText | { rest: Buffer[] };
+
+/** Why the server's mailbox gave no answer. */
+export type MailboxFailure = 'refused' | 'lost' | 'timeout' | 'bad-reply';
+export declare function mailboxFiles(dir: string, id: string): { request: string; claimed: string; withdrawn: string; reply: string };
+export declare function mailboxOf(home: string): { fifo: string; dir: string };
+export declare function postToMailbox<T>(mailbox: { fifo: string; dir: string }, request: unknown, timeoutMs: number): { reply: T } | { failure: MailboxFailure } | null;
+export declare function answerAndExit(stdout: string, after?: () => void): void;
+
+/**
+ * What the launcher did before handing a hook to the fast path: what it read from stdin, and what asking the warm
+ * server through its mailbox gave (`not-asked`: server off, unusable stdin or no runtime; `absent`: no mailbox, so
+ * the socket is asked; `declined`: the server answered but not this call).
+ */
+export interface Handover {
+  stdin: StdinText | { rest: Buffer[] };
+  mailbox: 'not-asked' | 'absent' | MailboxFailure | 'declined';
+}
