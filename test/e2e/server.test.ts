@@ -246,6 +246,9 @@ describe.skipIf(process.platform !== 'linux')('the warm server', () => {
     seed(home, LESSONS);
     await hookProcess('user-prompt-submit', prompt('s1', 'docker builds'), { home, server: true });
     await waitForServer(home);
+    // And its text index installed (built in a worker after warm-up, then caught up on the event loop): SessionEnd
+    // waits only 400 ms for the server, which a loaded CI machine can spend on that step.
+    await until(() => readFileSync(join(home, 'logs', 'server.log'), 'utf8').includes('"text index ready"'), 'the text index', 30_000);
     const end = await hookProcess(
       'session-end',
       JSON.stringify({ session_id: 's1', transcript_path: '/tmp/t.jsonl', cwd: '/tmp', hook_event_name: 'SessionEnd', reason: 'other' }),
