@@ -353,6 +353,8 @@ async function main() {
     ENGRAM_MODEL: MODEL,
     // Long enough for the whole run; short enough that a server orphaned by `kill -9` of this bench goes away.
     ENGRAM_SERVER_IDLE_MS: String(10 * 60_000),
+    // The HTTP API on any free port: the user's own server (or a test's) may hold 7437.
+    ENGRAM_PORT: '0',
   };
   // What Claude Code sets for a plugin's hooks (see ../shared/fixtures/hook-payloads/*/_env.*.txt).
   const hookEnv = {

@@ -236,6 +236,8 @@ const hookEnv = {
   CLAUDE_PROJECT_DIR: project,
   CLAUDE_PLUGIN_ROOT: install,
   LANG: 'C.UTF-8',
+  // The HTTP API on any free port: the user's own server (or a test's) may hold 7437.
+  ENGRAM_PORT: '0',
 };
 
 /** Runs one hook as the agent does; records what the agent would have seen. */

@@ -64,6 +64,8 @@ describe.skipIf(!existsSync(RUN_CLAUDE))('the fold agent is the real Claude Code
 
     const env = {
       PATH: process.env.PATH ?? '',
+      // The HTTP API on any free port: tests run side by side, and 7437 may be taken.
+      ENGRAM_PORT: '0',
       HOME: home,
       ENGRAM_HOME: join(home, '.engram'),
       ENGRAM_EMBEDDER: 'none',
@@ -143,7 +145,7 @@ describe.skipIf(!existsSync(RUN_CODEX))('the fold agent is the real Codex', () =
     writeFileSync(join(root, 'AGENTS.md'), '# Shop\n');
     git('add', '-A');
     git('commit', '-qm', 'add the retry helper');
-    const env = { PATH: process.env.PATH ?? '', HOME: home, CODEX_HOME: join(home, '.codex'), ENGRAM_HOME: join(home, '.engram'), ENGRAM_EMBEDDER: 'none', FAKE_OPENAI_API_KEY: 'sk-fake-offline-test' };
+    const env = { PATH: process.env.PATH ?? '', ENGRAM_PORT: '0', HOME: home, CODEX_HOME: join(home, '.codex'), ENGRAM_HOME: join(home, '.engram'), ENGRAM_EMBEDDER: 'none', FAKE_OPENAI_API_KEY: 'sk-fake-offline-test' };
     const engram = (args: string[]) => spawnSync(process.execPath, [join(ROOT, 'bin', 'engram'), ...args], { cwd: root, env, encoding: 'utf8', timeout: 280_000 });
     expect(engram(['docs', 'init']).status).toBe(0);
     const configFile = join(root, '.engram', 'config.yaml');

@@ -35,7 +35,7 @@ describe.skipIf(!existsSync(RUN_CODEX))('the MCP server in the real Codex CLI', 
     execFileSync('git', ['init', '-q'], { cwd: project });
     const engramHome = join(home, '.engram');
     const [seeded] = seedEngrams(home, [{ text: 'Release builds need NODE_ENV=production or the bundle keeps its debug asserts.', category: 'build' }]) as [number];
-    const env = { PATH: process.env.PATH ?? '', HOME: home, CODEX_HOME: join(home, '.codex'), ENGRAM_EMBEDDER: 'none' };
+    const env = { PATH: process.env.PATH ?? '', ENGRAM_PORT: '0', HOME: home, CODEX_HOME: join(home, '.codex'), ENGRAM_EMBEDDER: 'none' };
     const engram = (...args: string[]) =>
       spawnSync(process.execPath, [join(ROOT, 'bin', 'engram'), ...args], { cwd: project, env, encoding: 'utf8' });
 
@@ -55,7 +55,8 @@ describe.skipIf(!existsSync(RUN_CODEX))('the MCP server in the real Codex CLI', 
     const run = spawnSync(
       'bash',
       [RUN_CODEX, '--script', script, '--cwd', project, '--home', home, '--model', 'gpt-4.1', '--prompt', 'how do release builds work here?'],
-      { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ENGRAM_EMBEDDER: 'none' }, encoding: 'utf8', timeout: 300_000 },
+      // The HTTP API on any free port: tests run side by side, and 7437 may be taken.
+      { env: { PATH: process.env.PATH ?? '', ENGRAM_PORT: '0', HOME: process.env.HOME ?? '', ENGRAM_EMBEDDER: 'none' }, encoding: 'utf8', timeout: 300_000 },
     );
     expect(run.status, run.stderr).toBe(0);
     const report = JSON.parse(run.stdout) as { exit: number; requests: string; output: string; rollout: string };

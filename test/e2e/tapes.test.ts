@@ -177,7 +177,7 @@ describe.skipIf(!existsSync(RUN_CLAUDE))('tapes of real Claude Code sessions', (
       const second = await run(
         'bash',
         [RUN_CLAUDE, '--script', next, '--cwd', project, '--home', home, '--plugin-dir', ROOT, '--prompt', 'Add a debounce helper next to the retry helper in src/: which dependencies and how many attempts should helpers use?', '--allowed', 'Write Edit'],
-        { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+        { PATH: process.env.PATH ?? '', ENGRAM_PORT: '0', HOME: process.env.HOME ?? '' },
       );
       expect(second.status, second.stderr).toBe(0);
       const nextReport = JSON.parse(second.stdout) as { exit: number; transcript: string; requests: string };

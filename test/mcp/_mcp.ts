@@ -53,6 +53,8 @@ export async function connect(
     cwd: options.cwd,
     env: {
       PATH: process.env.PATH ?? '',
+      // The HTTP API on any free port: tests run side by side, and 7437 may be taken.
+      ENGRAM_PORT: '0',
       HOME: home,
       ENGRAM_HOME: home,
       ENGRAM_EMBEDDER: 'none',

@@ -24,7 +24,7 @@ describe('engram mcp before the first-run setup finished', () => {
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [join(root, 'bin', 'engram'), 'mcp', '--tools=engram,agent'],
-      env: { PATH: process.env.PATH ?? '', HOME: home, ENGRAM_HOME: home },
+      env: { PATH: process.env.PATH ?? '', ENGRAM_PORT: '0', HOME: home, ENGRAM_HOME: home },
       stderr: 'pipe',
     });
     const client = new Client({ name: 'engram-test', version: '1' });

@@ -59,7 +59,7 @@ describe('bad input', () => {
     const { home, project } = workspace();
     const child = spawn(process.execPath, [join(ROOT, 'bin', 'engram'), 'mcp'], {
       cwd: project,
-      env: { PATH: process.env.PATH ?? '', HOME: home, ENGRAM_HOME: home, ENGRAM_EMBEDDER: 'none', ENGRAM_SERVER: 'off' },
+      env: { PATH: process.env.PATH ?? '', ENGRAM_PORT: '0', HOME: home, ENGRAM_HOME: home, ENGRAM_EMBEDDER: 'none', ENGRAM_SERVER: 'off' },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -167,7 +167,7 @@ describe('where the work happens', () => {
       const { home, project } = workspace();
       const child = spawn(process.execPath, [join(ROOT, 'bin', 'engram'), 'mcp'], {
         cwd: project,
-        env: { PATH: process.env.PATH ?? '', HOME: home, ENGRAM_HOME: home, ENGRAM_EMBEDDER: 'none', ENGRAM_SERVER: server ? 'on' : 'off' },
+        env: { PATH: process.env.PATH ?? '', ENGRAM_PORT: '0', HOME: home, ENGRAM_HOME: home, ENGRAM_EMBEDDER: 'none', ENGRAM_SERVER: server ? 'on' : 'off' },
         stdio: ['pipe', 'pipe', 'ignore'],
       });
       let stdout = '';

@@ -28,6 +28,9 @@ export const MCP_ENV_VARS = [
   'ENGRAM_MODEL',
   'ENGRAM_MODEL_DIR',
   'ENGRAM_LOG_LEVEL',
+  // The HTTP API's port and switch: a server the MCP entry starts serves where the user's shell says.
+  'ENGRAM_PORT',
+  'ENGRAM_HTTP',
   'CLAUDE_CONFIG_DIR',
   'CODEX_HOME',
 ];

@@ -34,7 +34,7 @@ describe('Codex config.toml', () => {
     const config = parse(text) as { mcp_servers: Record<string, Record<string, unknown>>; model: string };
     expect(config.model).toBe('gpt-5.5');
     expect(config.mcp_servers.github).toEqual({ command: 'gh-mcp', args: ['--stdio'] });
-    expect(config.mcp_servers.engram).toMatchObject({ command: 'node', args: engramMcpEntry(root).args, env_vars: expect.arrayContaining(['ENGRAM_HOME']) });
+    expect(config.mcp_servers.engram).toMatchObject({ command: 'node', args: engramMcpEntry(root).args, env_vars: expect.arrayContaining(['ENGRAM_HOME', 'ENGRAM_PORT', 'ENGRAM_HTTP']) });
     expect(registerCodexMcp(file, root)).toMatchObject({ action: 'unchanged', changed: false });
     expect(readFileSync(file, 'utf8')).toBe(text);
   });
