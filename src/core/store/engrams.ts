@@ -254,6 +254,70 @@ export interface EngramRepo {
   counts(): EngramCounts;
 }
 
+/**
+ * Rows read from `engrams`, kept while the table cannot have changed: SessionStart reads the same "most useful" lists
+ * on every call (1–2 ms at 10k engrams: the project's engrams are read and sorted), and they change only when an
+ * engram does. Valid while no other connection committed (`PRAGMA data_version`) and this one wrote no engram row
+ * (TEMP triggers on `engrams` count its inserts, updates and deletes, rolled back or not); never read or filled
+ * inside a transaction (its rows could still be rolled back). Rows are turned into new engrams on every read.
+ */
+interface RowCache {
+  get(key: string): EngramRow[] | undefined;
+  set(key: string, rows: EngramRow[]): void;
+}
+
+const rowCaches = new WeakMap<Database, RowCache | null>();
+const MAX_CACHED_LISTS = 64;
+
+/** The connection's row cache (one per connection), or undefined where its TEMP triggers cannot be made. */
+function engramsCache(db: Database): () => RowCache | undefined {
+  let cache = rowCaches.get(db);
+  if (cache === undefined) {
+    cache = null;
+    try {
+      let writes = 0;
+      db.function('engram_row_written', { deterministic: false, directOnly: false }, () => {
+        writes += 1;
+        return null;
+      });
+      for (const event of ['INSERT', 'UPDATE', 'DELETE']) {
+        db.exec(
+          `CREATE TEMP TRIGGER IF NOT EXISTS engram_row_cache_${event.toLowerCase()} AFTER ${event} ON main.engrams ` +
+            'BEGIN SELECT engram_row_written(); END',
+        );
+      }
+      const dataVersion = db.prepare('PRAGMA data_version').pluck();
+      const lists = new Map<string, EngramRow[]>();
+      let validFor = '';
+      const current = (): string | undefined => (db.inTransaction ? undefined : `${dataVersion.get() as number}:${writes}`);
+      cache = {
+        get(key) {
+          const now = current();
+          if (now === undefined) return undefined;
+          if (now !== validFor) {
+            lists.clear();
+            validFor = now;
+            return undefined;
+          }
+          return lists.get(key);
+        },
+        set(key, rows) {
+          const now = current();
+          if (now === undefined || now !== validFor) return;
+          if (lists.size >= MAX_CACHED_LISTS) lists.clear();
+          lists.set(key, rows);
+        },
+      };
+    } catch {
+      // A connection that cannot hold TEMP triggers (read-only temp store) reads SQLite every time.
+      cache = null;
+    }
+    rowCaches.set(db, cache);
+  }
+  const found = cache ?? undefined;
+  return () => found;
+}
+
 /** Builds the engram repository over a connection. */
 export function createEngramRepo(db: Database): EngramRepo {
   const byId = db.prepare<[number], EngramRow>('SELECT * FROM engrams WHERE id = ?');
@@ -272,6 +336,8 @@ export function createEngramRepo(db: Database): EngramRepo {
     if (!statement) statements.set(sql, (statement = db.prepare(sql)));
     return statement;
   };
+
+  const mostUsefulCache = engramsCache(db);
 
   const get = (id: number): Engram | undefined => {
     const row = byId.get(id);
@@ -347,6 +413,10 @@ export function createEngramRepo(db: Database): EngramRepo {
       return row ? fromRow(row) : undefined;
     },
     mostUseful(filter, limit) {
+      const cache = mostUsefulCache();
+      const key = `${filter.pinned ?? ''}\u0000${filter.project ?? '\u0001'}\u0000${limit}`;
+      const cachedRows = cache?.get(key);
+      if (cachedRows) return cachedRows.map(fromRow);
       // One statement per filter shape, so SQLite can use the pinned and project indexes (an `? IS NULL OR …`
       // condition would make it scan every engram). With a project or for pinned engrams, `+status` / `+deleted_at`
       // keep the planner off the status index (every active engram) and on the project's or the partial pinned index
@@ -360,12 +430,13 @@ export function createEngramRepo(db: Database): EngramRepo {
       if (project) clauses.push('project = @project');
       const order = (table: string): string =>
         `ORDER BY ${table}times_matched DESC, coalesce(${table}last_matched_at, '') DESC, ${table}updated_at DESC, ${table}id DESC`;
-      return cached(
+      const rows = cached(
         `SELECT e.* FROM (SELECT id FROM engrams WHERE ${clauses.join(' AND ')} ${order('')} LIMIT @limit) AS top
           JOIN engrams e ON e.id = top.id ${order('e.')}`,
       )
-        .all({ limit, ...(project ? { project: filter.project } : {}) })
-        .map((row) => fromRow(row as EngramRow));
+        .all({ limit, ...(project ? { project: filter.project } : {}) }) as EngramRow[];
+      cache?.set(key, rows);
+      return rows.map(fromRow);
     },
     getMany(ids) {
       if (ids.length === 0) return [];
