@@ -178,5 +178,45 @@ describe('engrams.mostUseful', () => {
       ).toThrow('roll back');
       expect(ids(store, { project: 'shop', pinned: false })).toEqual(before);
     });
+
+    it('reads candidates and results (recallFields, getMany) as the table is now, after writes of any connection', () => {
+      const store = seeded();
+      const wanted = [5, 3, 9, 3, 77];
+      const asRead = (): unknown => ({
+        fields: [...store.engrams.recallFields(wanted)].sort((a, b) => a.id - b.id),
+        rows: [...store.engrams.getMany(wanted)].sort((a, b) => a.id - b.id),
+      });
+      const direct = (present = [3, 5, 9]): unknown => ({
+        fields: present.map((id) => {
+          const e = store.engrams.get(id) as Engram;
+          return {
+            id, category: e.category, tags: e.tags, prerequisites: e.prerequisites, pinned: e.pinned, deprecated: e.deprecated, project: e.project,
+            last_seen_at: e.last_seen_at, deleted_at: e.deleted_at, kind: e.kind, status: e.status, learned_by: e.learned_by, liveness: e.liveness,
+            confirmed_at: e.confirmed_at, last_matched_at: e.last_matched_at, created_at: e.created_at,
+          };
+        }),
+        rows: present.map((id) => store.engrams.get(id)),
+      });
+      expect(asRead()).toEqual(direct());
+      // Kept: the second read gives equal rows in new objects.
+      expect(asRead()).toEqual(direct());
+      expect(store.engrams.getMany([5])[0]).not.toBe(store.engrams.getMany([5])[0]);
+      store.write(() => store.engrams.update(5, { text: 'an edited lesson', tags: ['edited'], status: 'deprecated' }));
+      expect(asRead()).toEqual(direct());
+      expect(store.engrams.getMany([5])[0]?.text).toBe('an edited lesson');
+      expect(store.engrams.recallFields([5])[0]?.status).toBe('deprecated');
+      const other = openStore({ path: store.path });
+      try {
+        other.write(() => other.engrams.update(9, { text: 'edited elsewhere', pinned: true }));
+        expect(store.engrams.getMany([9])[0]?.text).toBe('edited elsewhere');
+        expect(store.engrams.recallFields([9])[0]?.pinned).toBe(true);
+        other.db.prepare('DELETE FROM engrams WHERE id = 3').run();
+        expect(store.engrams.getMany([3])).toEqual([]);
+        expect(store.engrams.recallFields([3])).toEqual([]);
+        expect(asRead()).toEqual(direct([5, 9]));
+      } finally {
+        other.close();
+      }
+    });
   });
 });
