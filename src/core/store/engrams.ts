@@ -254,6 +254,101 @@ export interface EngramRepo {
   counts(): EngramCounts;
 }
 
+/**
+ * Rows read from `engrams`, kept while the table cannot have changed: a warm server reads the same rows hook after
+ * hook — SessionStart's "most useful" lists (the project's ~1.2k engrams read and sorted, 1–2 ms at 10k engrams), a
+ * search's candidates and results — and they change only when an engram does. Valid while no other connection
+ * committed (`PRAGMA data_version`) and this one wrote no engram row (TEMP triggers on `engrams` count its inserts,
+ * updates and deletes, rolled back or not); never read or filled inside a transaction (its rows could still be rolled
+ * back). Rows are turned into new objects on every read, so callers get what a query would give them.
+ */
+interface RowCache {
+  /** The rows kept for the table as it is now, or undefined (inside a transaction): emptied when the table moved. */
+  current(): KeptRows | undefined;
+}
+
+interface KeptRows {
+  lists: Map<string, EngramRow[]>;
+  rows: Map<number, EngramRow>;
+  fields: Map<number, RecallRow>;
+}
+
+const rowCaches = new WeakMap<Database, RowCache | null>();
+const MAX_KEPT_LISTS = 64;
+const MAX_KEPT_ROWS = 4_096;
+const MAX_KEPT_FIELDS = 32_768;
+
+/** The connection's row cache (one per connection), or undefined where its TEMP triggers cannot be made. */
+function engramsCache(db: Database): RowCache | undefined {
+  let cache = rowCaches.get(db);
+  if (cache === undefined) {
+    cache = null;
+    try {
+      let writes = 0;
+      db.function('engram_row_written', { deterministic: false, directOnly: false }, () => {
+        writes += 1;
+        return null;
+      });
+      for (const event of ['INSERT', 'UPDATE', 'DELETE']) {
+        db.exec(
+          `CREATE TEMP TRIGGER IF NOT EXISTS engram_row_cache_${event.toLowerCase()} AFTER ${event} ON main.engrams ` +
+            'BEGIN SELECT engram_row_written(); END',
+        );
+      }
+      const dataVersion = db.prepare('PRAGMA data_version').pluck();
+      let kept: KeptRows = { lists: new Map(), rows: new Map(), fields: new Map() };
+      let validFor = '';
+      cache = {
+        current() {
+          if (db.inTransaction) return undefined;
+          const now = `${dataVersion.get() as number}:${writes}`;
+          if (now !== validFor) {
+            kept = { lists: new Map(), rows: new Map(), fields: new Map() };
+            validFor = now;
+          }
+          if (kept.lists.size > MAX_KEPT_LISTS) kept.lists.clear();
+          if (kept.rows.size > MAX_KEPT_ROWS) kept.rows.clear();
+          if (kept.fields.size > MAX_KEPT_FIELDS) kept.fields.clear();
+          return kept;
+        },
+      };
+    } catch {
+      // A connection that cannot hold TEMP triggers (read-only temp store) reads SQLite every time.
+      cache = null;
+    }
+    rowCaches.set(db, cache);
+  }
+  return cache ?? undefined;
+}
+
+/**
+ * Rows by id through the kept ones: `read` gets the ids not kept (in one query); rows are kept only when `kept` is
+ * (outside a transaction). The order is the kept ones' then the read ones' (callers index the rows by id).
+ */
+function throughKept<Row extends { id: number }>(ids: readonly number[], kept: Map<number, Row> | undefined, read: (ids: readonly number[]) => Row[]): Row[] {
+  if (!kept) return read(ids);
+  const found: Row[] = [];
+  const missing: number[] = [];
+  for (const id of new Set(ids)) {
+    const row = kept.get(id);
+    if (row) found.push(row);
+    else missing.push(id);
+  }
+  if (missing.length > 0) {
+    for (const row of read(missing)) {
+      kept.set(row.id, row);
+      found.push(row);
+    }
+  }
+  return found;
+}
+
+type RecallRow = Pick<
+  EngramRow,
+  | 'id' | 'category' | 'tags' | 'prerequisites' | 'pinned' | 'deprecated' | 'project' | 'last_seen_at' | 'deleted_at'
+  | 'kind' | 'status' | 'learned_by' | 'liveness' | 'confirmed_at' | 'last_matched_at' | 'created_at'
+>;
+
 /** Builds the engram repository over a connection. */
 export function createEngramRepo(db: Database): EngramRepo {
   const byId = db.prepare<[number], EngramRow>('SELECT * FROM engrams WHERE id = ?');
@@ -272,6 +367,8 @@ export function createEngramRepo(db: Database): EngramRepo {
     if (!statement) statements.set(sql, (statement = db.prepare(sql)));
     return statement;
   };
+
+  const rowCache = engramsCache(db);
 
   const get = (id: number): Engram | undefined => {
     const row = byId.get(id);
@@ -347,6 +444,10 @@ export function createEngramRepo(db: Database): EngramRepo {
       return row ? fromRow(row) : undefined;
     },
     mostUseful(filter, limit) {
+      const kept = rowCache?.current();
+      const key = `${filter.pinned ?? ''}\u0000${filter.project ?? '\u0001'}\u0000${limit}`;
+      const keptRows = kept?.lists.get(key);
+      if (keptRows) return keptRows.map(fromRow);
       // One statement per filter shape, so SQLite can use the pinned and project indexes (an `? IS NULL OR …`
       // condition would make it scan every engram). With a project or for pinned engrams, `+status` / `+deleted_at`
       // keep the planner off the status index (every active engram) and on the project's or the partial pinned index
@@ -360,34 +461,29 @@ export function createEngramRepo(db: Database): EngramRepo {
       if (project) clauses.push('project = @project');
       const order = (table: string): string =>
         `ORDER BY ${table}times_matched DESC, coalesce(${table}last_matched_at, '') DESC, ${table}updated_at DESC, ${table}id DESC`;
-      return cached(
+      const rows = cached(
         `SELECT e.* FROM (SELECT id FROM engrams WHERE ${clauses.join(' AND ')} ${order('')} LIMIT @limit) AS top
           JOIN engrams e ON e.id = top.id ${order('e.')}`,
       )
-        .all({ limit, ...(project ? { project: filter.project } : {}) })
-        .map((row) => fromRow(row as EngramRow));
+        .all({ limit, ...(project ? { project: filter.project } : {}) }) as EngramRow[];
+      kept?.lists.set(key, rows);
+      return rows.map(fromRow);
     },
     getMany(ids) {
       if (ids.length === 0) return [];
-      return cached('SELECT * FROM engrams WHERE id IN (SELECT value FROM json_each(?))')
-        .all(JSON.stringify(ids))
-        .map((row) => fromRow(row as EngramRow));
+      const read = (wanted: readonly number[]): EngramRow[] =>
+        cached('SELECT * FROM engrams WHERE id IN (SELECT value FROM json_each(?))').all(JSON.stringify(wanted)) as EngramRow[];
+      return throughKept(ids, rowCache?.current()?.rows, read).map(fromRow);
     },
     recallFields(ids) {
       if (ids.length === 0) return [];
-      return (
+      const read = (wanted: readonly number[]): RecallRow[] =>
         cached(
           `SELECT id, category, tags, prerequisites, pinned, deprecated, project, last_seen_at, deleted_at,
                   kind, status, learned_by, liveness, confirmed_at, last_matched_at, created_at
              FROM engrams WHERE id IN (SELECT value FROM json_each(?))`,
-        ).all(JSON.stringify(ids)) as Array<
-          Pick<
-            EngramRow,
-            | 'id' | 'category' | 'tags' | 'prerequisites' | 'pinned' | 'deprecated' | 'project' | 'last_seen_at' | 'deleted_at'
-            | 'kind' | 'status' | 'learned_by' | 'liveness' | 'confirmed_at' | 'last_matched_at' | 'created_at'
-          >
-        >
-      )
+        ).all(JSON.stringify(wanted)) as RecallRow[];
+      return throughKept(ids, rowCache?.current()?.fields, read)
         .map((row) => ({
           id: row.id,
           category: row.category,

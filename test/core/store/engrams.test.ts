@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Engram } from '../../../src/core/index.js';
+import { openStore, type Store } from '../../../src/core/index.js';
 import { tempStore } from '../../_helpers.js';
 
 describe('engrams.mostUseful', () => {
@@ -84,5 +85,138 @@ describe('engrams.mostUseful', () => {
     const plan = (prepare(`EXPLAIN QUERY PLAN ${sql}`).all({ limit: 200 }) as Array<{ detail: string }>).map((row) => row.detail).join(' | ');
     expect(plan).toContain('engrams_pinned');
     expect(plan).not.toContain('engrams_status');
+  });
+
+  describe('kept in memory between engram writes (SessionStart asks the same lists on every session)', () => {
+    const seeded = (): Store => {
+      const store = tempStore();
+      store.write(() => {
+        for (let i = 0; i < 40; i++) {
+          const at = new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString();
+          store.engrams.insert({
+            kind: 'discovery', title: null, text: `lesson number ${i}`, content: null, category: 'general', tags: [], prerequisites: null, source: 'manual',
+            source_sessions: [], session_id: null, tool_name: null, occurrence_count: 1, times_matched: i % 5, last_matched_at: null,
+            pinned: i % 10 === 0, auto_pinned: false, deprecated: false, deprecated_reason: null,
+            project: i % 2 === 0 ? 'shop' : null, scope: i % 2 === 0 ? 'project' : 'personal', topic_key: null, revision_count: 0, duplicate_count: 0,
+            created_at: at, updated_at: at, last_seen_at: at, deleted_at: null, status: 'active',
+          });
+        }
+      });
+      return store;
+    };
+    const ids = (store: Store, filter: { pinned?: boolean; project?: string }): number[] => store.engrams.mostUseful(filter, 16).map((e) => e.id);
+    const fresh = (store: Store, filter: { pinned?: boolean; project?: string }): number[] =>
+      (store.db
+        .prepare(
+          `SELECT id FROM engrams WHERE deleted_at IS NULL AND status = 'active' ${filter.pinned === undefined ? '' : `AND pinned = ${filter.pinned ? 1 : 0}`} ` +
+            `${filter.project === undefined ? '' : 'AND project = ?'} ORDER BY times_matched DESC, coalesce(last_matched_at, '') DESC, updated_at DESC, id DESC LIMIT 16`,
+        )
+        .pluck()
+        .all(...(filter.project === undefined ? [] : [filter.project])) as number[]);
+
+    it('is served from memory: with the connection\'s write counter removed, its own write is not seen', () => {
+      const store = seeded();
+      const before = ids(store, { project: 'shop', pinned: false });
+      store.db.exec('DROP TRIGGER temp.engram_row_cache_update');
+      const last = before.at(-1) as number;
+      store.write(() => store.engrams.update(last, { times_matched: 99 }));
+      expect(ids(store, { project: 'shop', pinned: false })).toEqual(before);
+    });
+
+    it('sees every write of this connection: an update, a pin, an insert, a delete', () => {
+      const store = seeded();
+      const filters = [{ pinned: true }, { project: 'shop', pinned: false }, {}];
+      const check = (): void => {
+        for (const filter of filters) expect(ids(store, filter), JSON.stringify(filter)).toEqual(fresh(store, filter));
+      };
+      check();
+      const last = ids(store, { project: 'shop', pinned: false }).at(-1) as number;
+      store.write(() => store.engrams.update(last, { times_matched: 99 }));
+      check();
+      expect(ids(store, { project: 'shop', pinned: false })[0]).toBe(last);
+      store.write(() => store.engrams.update(last, { pinned: true }));
+      check();
+      expect(ids(store, { pinned: true })).toContain(last);
+      store.db.prepare('UPDATE engrams SET times_matched = 1000 WHERE id = 3').run();
+      check();
+      expect(ids(store, {})[0]).toBe(3);
+      store.db.prepare('DELETE FROM engrams WHERE id = 3').run();
+      check();
+      expect(ids(store, {})).not.toContain(3);
+      // Whole engrams as the store holds them now, new objects on every call.
+      const first = store.engrams.mostUseful({}, 16);
+      const again = store.engrams.mostUseful({}, 16);
+      expect(again).toEqual(first);
+      expect(again[0]).not.toBe(first[0]);
+      for (const engram of again) expect(engram).toEqual(store.engrams.get(engram.id));
+    });
+
+    it('sees a commit of another connection (another process, a worker)', () => {
+      const store = seeded();
+      const before = ids(store, { project: 'shop', pinned: false });
+      const other = openStore({ path: store.path });
+      try {
+        const last = before.at(-1) as number;
+        other.write(() => other.engrams.update(last, { times_matched: 99 }));
+        expect(ids(store, { project: 'shop', pinned: false })[0]).toBe(last);
+        expect(ids(store, { project: 'shop', pinned: false })).toEqual(fresh(store, { project: 'shop', pinned: false }));
+      } finally {
+        other.close();
+      }
+    });
+
+    it('keeps nothing read inside a transaction that is then rolled back', () => {
+      const store = seeded();
+      const before = ids(store, { project: 'shop', pinned: false });
+      const last = before.at(-1) as number;
+      expect(() =>
+        store.write(() => {
+          store.engrams.update(last, { times_matched: 99 });
+          expect(ids(store, { project: 'shop', pinned: false })[0]).toBe(last);
+          throw new Error('roll back');
+        }),
+      ).toThrow('roll back');
+      expect(ids(store, { project: 'shop', pinned: false })).toEqual(before);
+    });
+
+    it('reads candidates and results (recallFields, getMany) as the table is now, after writes of any connection', () => {
+      const store = seeded();
+      const wanted = [5, 3, 9, 3, 77];
+      const asRead = (): unknown => ({
+        fields: [...store.engrams.recallFields(wanted)].sort((a, b) => a.id - b.id),
+        rows: [...store.engrams.getMany(wanted)].sort((a, b) => a.id - b.id),
+      });
+      const direct = (present = [3, 5, 9]): unknown => ({
+        fields: present.map((id) => {
+          const e = store.engrams.get(id) as Engram;
+          return {
+            id, category: e.category, tags: e.tags, prerequisites: e.prerequisites, pinned: e.pinned, deprecated: e.deprecated, project: e.project,
+            last_seen_at: e.last_seen_at, deleted_at: e.deleted_at, kind: e.kind, status: e.status, learned_by: e.learned_by, liveness: e.liveness,
+            confirmed_at: e.confirmed_at, last_matched_at: e.last_matched_at, created_at: e.created_at,
+          };
+        }),
+        rows: present.map((id) => store.engrams.get(id)),
+      });
+      expect(asRead()).toEqual(direct());
+      // Kept: the second read gives equal rows in new objects.
+      expect(asRead()).toEqual(direct());
+      expect(store.engrams.getMany([5])[0]).not.toBe(store.engrams.getMany([5])[0]);
+      store.write(() => store.engrams.update(5, { text: 'an edited lesson', tags: ['edited'], status: 'deprecated' }));
+      expect(asRead()).toEqual(direct());
+      expect(store.engrams.getMany([5])[0]?.text).toBe('an edited lesson');
+      expect(store.engrams.recallFields([5])[0]?.status).toBe('deprecated');
+      const other = openStore({ path: store.path });
+      try {
+        other.write(() => other.engrams.update(9, { text: 'edited elsewhere', pinned: true }));
+        expect(store.engrams.getMany([9])[0]?.text).toBe('edited elsewhere');
+        expect(store.engrams.recallFields([9])[0]?.pinned).toBe(true);
+        other.db.prepare('DELETE FROM engrams WHERE id = 3').run();
+        expect(store.engrams.getMany([3])).toEqual([]);
+        expect(store.engrams.recallFields([3])).toEqual([]);
+        expect(asRead()).toEqual(direct([5, 9]));
+      } finally {
+        other.close();
+      }
+    });
   });
 });

@@ -106,6 +106,34 @@ describe('chooseHits', () => {
   });
 });
 
+describe('chooseHits with the engram terms it keeps between hooks', () => {
+  it('judges an engram by its text of now: an edit of the same engram is analysed again', () => {
+    const query = 'docker builds fail in CI';
+    const options = { max: 3, alreadyShown: new Set<number>(), embedderKind: null };
+    expect(chooseHits([hit(7, 'Docker builds need BuildKit in CI')], query, options).map((c) => c.hit.id)).toEqual([7]);
+    // Same id, same call shape, new text: no longer relevant, then relevant again through the kept terms.
+    expect(chooseHits([hit(7, 'Fonts render blurry on Windows')], query, options)).toEqual([]);
+    const again = chooseHits([hit(7, 'Docker builds need BuildKit in CI')], query, options);
+    expect(again.map((c) => c.hit.id)).toEqual([7]);
+    expect(again[0]?.relevance).toMatchObject({ reason: 'lexical', matched: 3 });
+    // Title, category and tags count, as in the search.
+    expect(chooseHits([hit(7, 'Fonts render blurry', {}, {})].map((h) => ({ ...h, engram: { ...h.engram, tags: ['docker', 'builds', 'ci'] } })), query, options).map((c) => c.hit.id)).toEqual([7]);
+  });
+
+  it('gives the same verdicts as analysing every text afresh, past the number of texts it keeps', () => {
+    const query = 'retry payment refund webhook';
+    const options = { max: 1, alreadyShown: new Set<number>(), embedderKind: null };
+    const words = ['retry', 'payment', 'refund', 'webhook', 'fonts', 'docker', 'cache', 'timeout'];
+    for (let i = 0; i < 5_000; i++) {
+      const text = `${words[i % 8]} ${words[(i * 3) % 8]} ${words[(i * 5 + 1) % 8]} lesson ${i}`;
+      const expected = [...new Set(text.toLowerCase().split(' '))].filter((w) => ['retry', 'payment', 'refund', 'webhook'].includes(w)).length;
+      const chosen = chooseHits([hit(i, text)], query, options);
+      expect(chosen.length === 0 ? 0 : chosen[0]?.relevance.matched, text).toBe(chosen.length === 0 ? 0 : expected);
+      if (expected >= 2) expect(chosen.map((c) => c.hit.id), text).toEqual([i]);
+    }
+  });
+});
+
 describe('renderBlock', () => {
   it('marks the block, leads with citable ids, and keeps an engram from closing it early', () => {
     const block = renderBlock([engram(7, 'Use [/ENGRAM] carefully\nacross lines', { category: 'tooling', title: 'Markers' })], { heading: 'Memories', budget: 1000 });
