@@ -154,7 +154,11 @@ export function createVectorIndex(store: Store, space: VectorSpace): VectorIndex
   // order by engram id whatever their commit order, and a clock that steps back. So each sync reads again the writes
   // of the last RESYNC_MS before the bookmark, skipping those already read (`recent`); and a reconcile loads any
   // vector of the space the index still lacks.
+  // A write is stamped under the write lock and commits right after, so one stamped more than RESYNC_MS before a
+  // sync started had committed by then and was read: the next sync starts no earlier than that (without it, every
+  // search re-read all the writes of the 2 s before the bookmark — 10k rows after a bulk embedding, 7 ms a search).
   let since: VectorWrite = { embedded_at: '', id: 0 };
+  let syncedAt = Number.NaN;
   const recent = new Map<number, string>();
   let reconciledAt = Date.now();
   const load = (id: number): void => {
@@ -163,13 +167,15 @@ export function createVectorIndex(store: Store, space: VectorSpace): VectorIndex
     else if (rowOf.has(id)) alive[rowOf.get(id) as number] = 0; // written, then removed
   };
   const sync = (options: { reconcile?: boolean } = {}): void => {
-    const bookmark = Date.parse(since.embedded_at);
-    const horizon = Number.isNaN(bookmark) ? '' : new Date(bookmark - RESYNC_MS).toISOString();
-    for (const write of vectors.writtenSince(space, horizon < since.embedded_at ? { embedded_at: horizon, id: 0 } : since)) {
+    const startedAt = Date.now();
+    const lows = [Date.parse(since.embedded_at), syncedAt].filter((at) => !Number.isNaN(at));
+    const horizon = lows.length === 0 ? '' : new Date(Math.max(...lows) - RESYNC_MS).toISOString();
+    for (const write of vectors.writtenSince(space, horizon !== since.embedded_at ? { embedded_at: horizon, id: 0 } : since)) {
       if (recent.get(write.id) !== write.embedded_at) load(write.id);
       recent.set(write.id, write.embedded_at);
       if (write.embedded_at > since.embedded_at || (write.embedded_at === since.embedded_at && write.id > since.id)) since = write;
     }
+    syncedAt = startedAt;
     const latest = Date.parse(since.embedded_at);
     if (!Number.isNaN(latest)) {
       const keepFrom = new Date(latest - RESYNC_MS).toISOString();

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Embedder } from '../../../src/core/index.js';
 import { addEngram, createSearchEngine, deleteEngram, embedPending, TUNING } from '../../../src/services/index.js';
 import { cosineDistance, createVectorIndex, VECTOR_INDEX_FROM } from '../../../src/services/recall/vector-index.js';
@@ -140,6 +140,45 @@ describe('in-memory vector index', () => {
     expect(index.vectorOf(c!.id)).toEqual(store.vectors().vectorOf(space, c!.id));
     expect(index.size).toBe(303);
     for (const id of [a!.id, b!.id, c!.id]) expect(index.knn(vectorOf.get(id)!, 5)).toEqual(store.vectors().knn(space, vectorOf.get(id)!, 5));
+  });
+
+  it('reads each vector write again only while it may not have settled, not at every search', async () => {
+    // Only Date is faked (the stamps and the index's clock): a bulk embedding leaves every write within the 2 s
+    // before the bookmark, which each sync used to read again — 10k rows a search after a model pull.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      const t0 = Date.parse('2026-06-01T00:00:00.000Z');
+      vi.setSystemTime(t0);
+      const store = tempStore();
+      fill(store, 300);
+      await embedPending(store, embedder, { batchSize: 100 });
+      const space = store.vectors().findSpace(embedder.model, DIM)!;
+      const reads = vi.spyOn(store.vectors(), 'writtenSince');
+      const rowsRead = (): number => reads.mock.results.reduce((sum, result) => sum + (result.value as unknown[]).length, 0);
+      const index = createVectorIndex(store, space);
+      expect(index.loadSlice(Number.POSITIVE_INFINITY)).toBe(true); // its sync reads the last 2 s again: all 300
+      vi.setSystemTime(t0 + 5_000);
+      index.sync(); // the previous sync was within 2 s of those writes: read again
+      const settled = rowsRead();
+      vi.setSystemTime(t0 + 6_000);
+      index.sync();
+      index.sync();
+      expect(rowsRead()).toBe(settled); // settled: nothing read again
+      // A new write is still read, once settled not again, and answered.
+      const engram = addEngram(store, { text: 'a lesson written after the bulk embedding' }).engram;
+      const vector = vectorFor();
+      store.write(() => store.vectors().put(space, engram.id, engram.content_hash, vector));
+      index.sync();
+      expect(index.knn(vector, 1)[0]?.id).toBe(engram.id);
+      vi.setSystemTime(t0 + 10_000);
+      index.sync();
+      const after = rowsRead();
+      index.sync();
+      expect(rowsRead()).toBe(after);
+      expect(index.size).toBe(301);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('stamps each vector with the time it was written, not when its batch was embedded', async () => {
