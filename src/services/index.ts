@@ -421,7 +421,8 @@ export { reviewQueue, listConflicts, conflictsOf, engramHistory, NEAR_DUPLICATE_
 export type { ReviewItem, ReviewQueue, ReviewReason, ReviewOptions, ConflictView, HistoryStep } from './review/index.js';
 export { whyEngram, engramDetail, pinHistory, relevanceHistory, tapeFolders, checkLiveness, momentSource, loadTapes, tapesOfSession } from './provenance/index.js';
 export type { EngramDetail, TapeFolder, RelevancePoint, RelevanceSeries, PinStep, WhyReport, WhySource, MomentEvent, LivenessReport, Death } from './provenance/index.js';
-export { listSessions, sessionFacets, sessionDetail, sessionActivity, sessionTapes, SESSION_AGENTS, SESSION_PAGE } from './sessions/index.js';
+// The sessions barrel is the viewer's read model, handed on whole.
+export * from './sessions/index.js';
 export type {
   SessionSummary,
   SessionListOptions,
