@@ -65,6 +65,12 @@ import { newerVersion, ServerRequestSchema, type ServerReply } from './protocol.
 const MAX_LINE_BYTES = 40 * 1024 * 1024;
 /** How often the server checks that it is still wanted (lock ours, socket and home present). */
 const WATCH_EVERY_MS = 2_000;
+/**
+ * How long a folder's environment (tags, repository, MCP servers) is served from memory before its inputs are stat'ed
+ * again (7 stats for a git project: 0.1 ms of every hook). A project file changed meanwhile shows in its hooks at most
+ * this late.
+ */
+const ENVIRONMENT_RECHECK_MS = 1_000;
 /** Missing vectors a hook's search embeds before answering; more is the session-end job's work. */
 const HOOK_CATCH_UP = 32;
 
@@ -198,7 +204,15 @@ const configStamp = (): string => {
 };
 let liveStamp = configStamp();
 let live = settings;
+/** Set while config.json was looked at in this turn of the event loop (cleared by the next setImmediate). */
+let configLooked = false;
 function liveSettings(): typeof settings {
+  // Once per turn: a hook call reads the settings four times (budgets, governance, its environment) in one turn.
+  if (configLooked) return live;
+  configLooked = true;
+  setImmediate(() => {
+    configLooked = false;
+  });
   const stamp = configStamp();
   if (stamp !== liveStamp) {
     liveStamp = stamp;
@@ -224,7 +238,7 @@ const runtime: HookRuntime = {
     embedderKind: () => model?.kind ?? null,
     search: (request) => engine.search(request),
   },
-  environment: (cwd, agent) => hookEnvironment(liveSettings(), cwd, agent),
+  environment: (cwd, agent) => hookEnvironment(liveSettings(), cwd, agent, { recheckAfterMs: ENVIRONMENT_RECHECK_MS }),
   wake: () => scheduleJobs(),
 };
 
@@ -301,7 +315,7 @@ function contextFor(caller: Caller, actor: Actor): OpContext {
     search: (request) => engine.search(request),
     searchMode: model ? 'hybrid' : 'bm25',
     model: model?.name ?? null,
-    environment: (cwd, agent) => hookEnvironment(liveSettings(), cwd, agent),
+    environment: (cwd, agent) => hookEnvironment(liveSettings(), cwd, agent, { recheckAfterMs: ENVIRONMENT_RECHECK_MS }),
     now: () => new Date(),
   };
 }
