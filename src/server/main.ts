@@ -57,6 +57,7 @@ import { secretMatches, viewerApp } from '../ui/index.js';
 import { hookEnvironment } from '../hooks/environment.js';
 import type { HookRuntime } from '../hooks/events.js';
 import { serverPaths } from './address.js';
+import { afterAnswers } from './after-answers.js';
 import { acquireLock, lockOwner, releaseLock } from './lock.js';
 import { openMailbox, type Mailbox } from './mailbox-server.js';
 import { newerVersion, ServerRequestSchema, type ServerReply } from './protocol.js';
@@ -87,6 +88,8 @@ const paths = serverPaths(settings.paths.home);
 const logOptions = { dir: settings.paths.logs, level: settings.config.log.level, maxBytes: settings.config.log.max_bytes };
 const log = createLogger({ ...logOptions, name: 'server' });
 const hookLog = createLogger({ ...logOptions, name: 'hooks' });
+/** Runs what answered requests left to do, once the requests already received are answered too (after-answers.ts). */
+const afterAnswered = afterAnswers((error) => hookLog.error('recording after the answer failed', { error, path: 'server' }));
 if (configError) log.warn('config.json is invalid; using defaults', { error: configError.message });
 
 /** Longest a session's recording may take in its child process. */
@@ -427,20 +430,20 @@ function answerRequest(request: unknown, respond: (line: string) => void): void 
       return { ok: false, error: 'internal error' };
     })
     .then((answer) => {
-      respond(`${JSON.stringify(answer)}\n`);
-      // In the same turn as the answer's write (which reaches the hook at once): the next hook of the session sees
-      // what this one showed. A request already in flight meanwhile sees it through services/inject's unrecorded set.
-      for (const work of after) {
-        try {
-          work();
-        } catch (error) {
-          hookLog.error('recording after the answer failed', { error, path: 'server' });
-        }
+      try {
+        respond(`${JSON.stringify(answer)}\n`);
+      } finally {
+        // After the answers of hooks posted together with this one, before the next turn's: a hook of the session
+        // that arrives later sees what this one showed; one answered meanwhile sees it through services/inject's
+        // unrecorded set. The request counts as busy until its work ran.
+        afterAnswered.queue([
+          ...after,
+          () => {
+            busy--;
+            lastActivity = Date.now();
+          },
+        ]);
       }
-    })
-    .finally(() => {
-      busy--;
-      lastActivity = Date.now();
     });
 }
 
@@ -500,6 +503,8 @@ function finishShutdown(reason: string, code: number): void {
     rmSync(paths.info, { force: true });
   }
   releaseLock(paths.lock);
+  // Records of hooks answered in this very turn (after-answers.ts) are written before the store closes.
+  afterAnswered.flush();
   try {
     store.close();
   } catch {
