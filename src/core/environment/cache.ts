@@ -31,6 +31,8 @@ interface CacheEntry {
 export type CacheSource = 'memory' | 'disk';
 
 const memory = new Map<string, CacheEntry>();
+/** When each entry in memory last had its inputs found unchanged (Date.now ms); none yet: it is looked at. */
+const verifiedAt = new Map<string, number>();
 
 const keys = new Map<string, string>();
 
@@ -78,8 +80,13 @@ function isEntry(value: unknown): value is CacheEntry {
 
 function remember(key: string, entry: CacheEntry): void {
   memory.delete(key);
+  verifiedAt.delete(key);
   memory.set(key, entry);
-  if (memory.size > MEMORY_ENTRIES) memory.delete(memory.keys().next().value as string);
+  if (memory.size > MEMORY_ENTRIES) {
+    const oldest = memory.keys().next().value as string;
+    memory.delete(oldest);
+    verifiedAt.delete(oldest);
+  }
 }
 
 /**
@@ -91,10 +98,21 @@ export function lookup(
   cwd: string,
   agent: EnvironmentAgent,
   context: string,
+  trust: { recheckAfterMs?: number | undefined; now?: (() => number) | undefined } = {},
 ): { result: CachedEnvironment; source: CacheSource } | undefined {
   const key = cacheKey(cwd, agent);
   const known = memory.get(key);
-  if (known && matches(known, cwd, agent, context) && stampsHold(known.stamps)) return { result: known.result, source: 'memory' };
+  if (known && matches(known, cwd, agent, context)) {
+    const now = (trust.now ?? Date.now)();
+    const verified = verifiedAt.get(key);
+    // Within the window the inputs were found unchanged less than recheckAfterMs ago: no stat at all.
+    if (trust.recheckAfterMs && verified !== undefined && now - verified < trust.recheckAfterMs) return { result: known.result, source: 'memory' };
+    if (stampsHold(known.stamps)) {
+      verifiedAt.set(key, now);
+      return { result: known.result, source: 'memory' };
+    }
+    verifiedAt.delete(key);
+  }
   let entry: unknown;
   try {
     entry = JSON.parse(readFileSync(join(cacheDir, `${key}.json`), 'utf8'));
@@ -149,4 +167,5 @@ export function save(
 /** Forgets every result this process remembers (tests; the files on disk stay). */
 export function clearMemory(): void {
   memory.clear();
+  verifiedAt.clear();
 }

@@ -108,7 +108,7 @@ export function detectEnvironment(options: EnvironmentOptions): DetectedEnvironm
   try {
     const context = options.cacheDir === null ? '' : cacheContext(options, platform);
     if (options.cacheDir !== null) {
-      const hit = lookup(options.cacheDir, cwd, options.agent, context);
+      const hit = lookup(options.cacheDir, cwd, options.agent, context, { recheckAfterMs: options.recheckAfterMs, now: options.now });
       if (hit) return { ...copy(hit.result), cache: 'hit', ms: elapsed() };
     }
     const startedAtMs = Date.now();

@@ -17,6 +17,14 @@ export interface EnvironmentOptions {
   cacheDir: string | null;
   /** The OS, for tests. @default process.platform */
   platform?: NodeJS.Platform;
+  /**
+   * For a long-running process (the warm server, which answers every hook): how long a folder's result held in memory
+   * is served without stat'ing its inputs again, in ms — a change to one of them is seen at most this late (they are
+   * project files: package.json, .git/config, MCP configs). @default 0: every call looks at them.
+   */
+  recheckAfterMs?: number;
+  /** The clock `recheckAfterMs` counts with, for tests. @default Date.now */
+  now?: () => number;
 }
 
 /** Where the agent works, as hooks and recall see it. */

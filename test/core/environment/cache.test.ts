@@ -57,6 +57,39 @@ describe('environment cache', () => {
     expect({ ...fromDisk, ms: 0, cache: '' }).toEqual({ ...first, ms: 0, cache: '' });
   });
 
+  it('with recheckAfterMs, serves memory without looking at the inputs inside the window, and sees a change after it', () => {
+    const w = project();
+    let clock = 1_000_000;
+    const trusted = { recheckAfterMs: 1_000, now: () => clock };
+    expect(w.detect(trusted)).toMatchObject({ cache: 'miss', tags: ['frontend', 'github', 'nodejs', 'react'] });
+    expect(w.detect(trusted).cache).toBe('hit'); // its inputs looked at: the window starts now
+    write(join(w.project, 'package.json'), JSON.stringify({ dependencies: { vue: '3' } }));
+    settle(w.root);
+    clock += 999;
+    expect(w.detect(trusted)).toMatchObject({ cache: 'hit', tags: ['frontend', 'github', 'nodejs', 'react'] });
+    // Without the window (the default), the same call looks and sees the change at once.
+    expect(w.detect({ now: () => clock })).toMatchObject({ cache: 'miss', tags: ['frontend', 'github', 'nodejs', 'vue'] });
+    // A new result is looked at once before it is trusted.
+    expect(w.detect(trusted)).toMatchObject({ cache: 'hit', tags: ['frontend', 'github', 'nodejs', 'vue'] });
+    write(join(w.project, 'package.json'), JSON.stringify({ dependencies: { svelte: '5' } }));
+    settle(w.root);
+    clock += 999;
+    expect(w.detect(trusted)).toMatchObject({ cache: 'hit', tags: ['frontend', 'github', 'nodejs', 'vue'] });
+    clock += 1;
+    expect(w.detect(trusted)).toMatchObject({ cache: 'miss', tags: ['frontend', 'github', 'nodejs', 'svelte'] });
+  });
+
+  it('with recheckAfterMs, another folder or other rules are their own results inside the window', () => {
+    const w = project();
+    const trusted = { recheckAfterMs: 60_000, now: () => 5 };
+    expect(w.detect(trusted).repo).toBe('shop');
+    expect(w.detect(trusted).cache).toBe('hit');
+    expect(w.detect({ ...trusted, cwd: w.home })).toMatchObject({ cache: 'miss', repo: null });
+    const acme = rules({ remote_patterns: [{ pattern: 'github\\.com[:/]acme/', tags: ['acme'] }] });
+    expect(w.detect({ ...trusted, rules: acme })).toMatchObject({ cache: 'miss', tags: ['acme', 'frontend', 'github', 'nodejs', 'react'] });
+    expect(w.detect(trusted).tags).not.toContain('acme');
+  });
+
   it('hands out copies: changing a result does not change the cache', () => {
     const w = project();
     w.detect().tags.push('mutated');

@@ -179,6 +179,46 @@ describe('engrams.mostUseful', () => {
       expect(ids(store, { project: 'shop', pinned: false })).toEqual(before);
     });
 
+    it('reads the live engrams\' recall fields ahead, page by page, newest first, and again after a write', () => {
+      const store = seeded();
+      store.db.prepare('UPDATE engrams SET deleted_at = created_at WHERE id = 40').run();
+      // 39 live engrams in pages of 16: two pages that leave more to read, then the last one.
+      expect(store.engrams.keepRecallFields({ page: 16 })).toBe(true);
+      expect(store.engrams.keepRecallFields({ page: 16 })).toBe(true);
+      expect(store.engrams.keepRecallFields({ page: 16 })).toBe(false);
+      expect(store.engrams.keepRecallFields({ page: 16 })).toBe(false);
+      // Served from what was read ahead: with the connection's write counter removed, its own write is not seen
+      // (no search had asked for these rows before).
+      const before = store.engrams.recallFields([1, 20, 39]);
+      store.db.exec('DROP TRIGGER temp.engram_row_cache_update');
+      store.db.prepare("UPDATE engrams SET status = 'deprecated' WHERE id IN (1, 20, 39)").run();
+      expect(store.engrams.recallFields([1, 20, 39])).toEqual(before);
+      expect(before.map((row) => row.status)).toEqual(['active', 'active', 'active']);
+    });
+
+    it('reads ahead no more than its limit, nothing inside a transaction, and starts again once the table moved', () => {
+      const store = seeded();
+      expect(store.engrams.keepRecallFields({ page: 8, limit: 12 })).toBe(true);
+      expect(store.engrams.keepRecallFields({ page: 8, limit: 12 })).toBe(false);
+      // The 12 newest were read ahead (their old tags are served once this connection's writes go uncounted); the
+      // 13th newest is read when asked for.
+      store.db.exec('DROP TRIGGER temp.engram_row_cache_update');
+      store.db.prepare('UPDATE engrams SET tags = \'["unseen"]\'').run();
+      expect(store.engrams.recallFields([29, 40]).map((row) => row.tags)).toEqual([[], []]);
+      expect(store.engrams.recallFields([28])[0]?.tags).toEqual(['unseen']);
+      store.write(() => expect(store.engrams.keepRecallFields()).toBe(false));
+      // Another connection's commit empties the kept rows: reading ahead starts again, and reads the new values.
+      const other = openStore({ path: store.path });
+      try {
+        other.write(() => other.engrams.update(40, { tags: ['moved'] }));
+      } finally {
+        other.close();
+      }
+      expect(store.engrams.keepRecallFields({ page: 64 })).toBe(false);
+      store.db.prepare('UPDATE engrams SET tags = \'["unseen again"]\' WHERE id = 40').run();
+      expect(store.engrams.recallFields([40])[0]?.tags).toEqual(['moved']);
+    });
+
     it('reads candidates and results (recallFields, getMany) as the table is now, after writes of any connection', () => {
       const store = seeded();
       const wanted = [5, 3, 9, 3, 77];
