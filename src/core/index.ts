@@ -111,6 +111,10 @@ export type {
 } from './store/index.js';
 export {
   loadEmbedder,
+  loadEmbedderPool,
+  runEmbedWorker,
+  defaultEmbedWorkers,
+  POOL_TEXTS_PER_WORKER,
   resolveEmbedder,
   choiceForModel,
   readPulledModels,
@@ -129,6 +133,8 @@ export {
 } from './embed/index.js';
 export type {
   Embedder,
+  EmbedderPool,
+  PoolOptions,
   EmbedderKind,
   EmbedderSpec,
   EmbedderChoice,
