@@ -126,6 +126,7 @@ export {
   DEFAULT_MODEL,
   createHashingEmbedder,
   useLiteInstalled,
+  USE_LITE_DIM,
   quietly,
   vectorModelId,
   embeddingText,

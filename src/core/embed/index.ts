@@ -7,7 +7,7 @@ export { pullModel, hubReachable, knownModel, DEFAULT_MODEL } from './pull.js';
 export type { PullOptions, PullResult, ModelManifest, ProxySettings } from './pull.js';
 export type { DownloadEvent } from './transformers.js';
 export { createHashingEmbedder } from './hashing.js';
-export { useLiteInstalled } from './use-lite.js';
+export { useLiteInstalled, USE_LITE_DIM } from './use-lite.js';
 export { quietly } from './quiet.js';
 export { vectorModelId } from './types.js';
 export type { Embedder, EmbedderKind, EmbedderSpec, EmbedderChoice } from './types.js';

@@ -9,6 +9,9 @@ interface UseModel {
   embed(texts: string[]): Promise<number[][]>;
 }
 
+/** USE lite's vector length (what its space is stored under before the model is loaded). */
+export const USE_LITE_DIM = 512;
+
 /** True when the Universal Sentence Encoder lite packages are installed. */
 export function useLiteInstalled(): boolean {
   try {
@@ -43,7 +46,7 @@ export async function loadUseLiteEmbedder(log?: (line: string) => void): Promise
   return {
     kind: 'use-lite',
     model: 'use-lite',
-    dim: probe?.length ?? 512,
+    dim: probe?.length ?? USE_LITE_DIM,
     async embed(texts) {
       if (texts.length === 0) return [];
       const out = new Array<Float32Array>(texts.length);

@@ -63,6 +63,16 @@ describe('splitting work by length', () => {
     expect(splitByLength(['a', 'b'], 4)).toEqual([[0], [1]]);
   });
 
+  it('is not in what hooks load: the in-process fallback and the fast path can never start a pool', () => {
+    for (const bundle of ['hooks/inprocess.cjs', 'hooks/fast.cjs', 'mcp-inprocess.mjs']) {
+      const code = readFileSync(join(ROOT, 'dist', bundle), 'utf8');
+      expect(code).not.toContain('embedding workers not started');
+      expect(code).not.toContain('embed-worker');
+    }
+    // …while the CLI's and the server's code does carry it (the check above would pass on a build without the pool).
+    expect(readFileSync(join(ROOT, 'dist', 'server.mjs'), 'utf8')).toContain('embed-worker.mjs');
+  });
+
   it('defaults to cores − 1 workers, at least 2, and none on one core', () => {
     expect([defaultEmbedWorkers(1), defaultEmbedWorkers(2), defaultEmbedWorkers(4), defaultEmbedWorkers(8)]).toEqual([0, 2, 3, 7]);
   });
@@ -139,7 +149,7 @@ describe.skipIf(!useLiteInstalled())('USE lite on several cores', () => {
     await died.close();
   });
 
-  it('engram import embeds a big import on 2 workers, idempotently; a small one and embed.workers 0 stay in-thread', async () => {
+  it('engram import and reindex embed a big job on 2 workers, idempotently; a small one and embed.workers 0 stay in-thread', async () => {
     const home = tempDir();
     writeFileSync(join(home, 'config.json'), JSON.stringify({ embed: { workers: 2 } }));
     const env = { ENGRAM_EMBEDDER: 'use-lite' };
@@ -153,6 +163,12 @@ describe.skipIf(!useLiteInstalled())('USE lite on several cores', () => {
     // The pooled vectors find by meaning like the in-thread ones.
     const found = await cli(['search', TEXTS[3] as string, '--mode', 'vector', '--top-k', '1'], { home, env });
     expect(found.stdout).toContain('(3)');
+
+    // reindex --all re-embeds every engram on the pool too; nothing stale: in this thread, nothing to do.
+    const reindexed = await cli(['reindex', '--all'], { home, env });
+    expect(reindexed.json.vectors).toMatchObject({ model: 'use-lite', embedded: 70, remaining: 0, scope: 'all', workers: 2 });
+    const stale = await cli(['reindex'], { home, env });
+    expect(stale.json.vectors).toMatchObject({ embedded: 0, remaining: 0, workers: 0 });
 
     const small = await cli(['import', '-'], { home, stdin: JSON.stringify({ text: 'one more lesson about caching builds' }), env });
     expect(small.json.vectors).toMatchObject({ embedded: 1, workers: 0 });
