@@ -175,12 +175,15 @@ export function runEmbedWorker(): void {
   loadEmbedder(spec).then(
     (embedder) => {
       port.postMessage({ ready: true, model: embedder.model, dim: embedder.dim } satisfies Hello);
-      // One request at a time, in order: the pool never sends a worker a second call before the first is answered.
+      // One request at a time, in order (concurrent calls on one model would only interleave its kernels).
+      let queue: Promise<void> = Promise.resolve();
       port.on('message', (request: Request) => {
-        embedder.embed(request.texts).then(
-          // Each vector's buffer is moved, not copied (once each: views may share one).
-          (vectors) => port.postMessage({ id: request.id, vectors } satisfies Reply, [...new Set(vectors.map((v) => v.buffer as ArrayBuffer))]),
-          (error: Error) => port.postMessage({ id: request.id, error: error.message } satisfies Reply),
+        queue = queue.then(() =>
+          embedder.embed(request.texts).then(
+            // Each vector's buffer is moved, not copied (once each: views may share one).
+            (vectors) => port.postMessage({ id: request.id, vectors } satisfies Reply, [...new Set(vectors.map((v) => v.buffer as ArrayBuffer))]),
+            (error: Error) => port.postMessage({ id: request.id, error: error.message } satisfies Reply),
+          ),
         );
       });
     },

@@ -109,6 +109,9 @@ describe.skipIf(!useLiteInstalled())('USE lite on several cores', () => {
     expect(maxDiff).toBeLessThan(1e-5);
     expect(minCos).toBeGreaterThan(0.99999);
     expect(await pool.embed([])).toEqual([]);
+    // Calls that overlap (two callers) are queued per worker and each gets its own texts' vectors.
+    const [first, second] = await Promise.all([pool.embed(TEXTS.slice(0, 20)), pool.embed(TEXTS.slice(20, 40))]);
+    expect(compare([...(first ?? []), ...(second ?? [])], reference.slice(0, 40)).maxDiff).toBeLessThan(1e-5);
     expect(compare(await pool.embed([TEXTS[5] as string]), [reference[5] as Float32Array]).maxDiff).toBeLessThan(1e-5);
   });
 
