@@ -24,6 +24,8 @@ const entryPoints = {
   'bm25-worker': join(root, 'src/server/bm25-worker.ts'),
   // The worker thread in which the server builds the text index saves compare new texts with (conflicts).
   'text-index-worker': join(root, 'src/server/text-index-worker.ts'),
+  // The worker threads of an embedding pool (core/embed/pool.ts): `engram import` / `reindex` embed on every core.
+  'embed-worker': join(root, 'src/server/embed-worker.ts'),
   // What `engram mcp` loads when the background server cannot answer: the store, BM25 search, the operations.
   'mcp-inprocess': join(root, 'src/mcp/inprocess.ts'),
 };

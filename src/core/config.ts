@@ -210,6 +210,9 @@ export const ConfigSchema = z.strictObject({
       model_dir: z.string().min(1).optional(),
       /** Texts per embedding call when indexing (import, reindex). Default: per embedder (services/recall/tuning.ts). */
       batch_size: z.number().int().min(1).max(1024).optional(),
+      /** Worker threads that embed a big import or reindex with USE lite, each with its own model (~120 MB); 0 or 1:
+       * embed in the command's own thread. Default: cores − 1, at least 2 (none on one core). */
+      workers: z.number().int().min(0).max(64).optional(),
     })
     .prefault({}),
   search: z

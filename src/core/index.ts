@@ -111,6 +111,10 @@ export type {
 } from './store/index.js';
 export {
   loadEmbedder,
+  loadEmbedderPool,
+  runEmbedWorker,
+  defaultEmbedWorkers,
+  POOL_TEXTS_PER_WORKER,
   resolveEmbedder,
   choiceForModel,
   readPulledModels,
@@ -122,6 +126,7 @@ export {
   DEFAULT_MODEL,
   createHashingEmbedder,
   useLiteInstalled,
+  USE_LITE_DIM,
   quietly,
   vectorModelId,
   embeddingText,
@@ -129,6 +134,8 @@ export {
 } from './embed/index.js';
 export type {
   Embedder,
+  EmbedderPool,
+  PoolOptions,
   EmbedderKind,
   EmbedderSpec,
   EmbedderChoice,

@@ -16,6 +16,9 @@ import { fileURLToPath } from 'node:url';
 import {
   choiceForModel,
   createLlmClient,
+  defaultEmbedWorkers,
+  loadEmbedderPool,
+  POOL_TEXTS_PER_WORKER,
   httpToken,
   isLoopbackHost,
   createLogger,
@@ -34,6 +37,7 @@ import {
   bm25WorkerBuilder,
   createSearchEngine,
   embedPending,
+  embeddingStatus,
   governancePolicy,
   MCP_AGENT,
   queueAbandonedSessions,
@@ -754,6 +758,8 @@ function keepCandidateFields(): void {
 }
 
 const textIndexWorker = join(dirname(fileURLToPath(import.meta.url)), 'text-index-worker.mjs');
+/** The embedding pool's worker (core/embed/pool.ts), for background embedding of many engrams. */
+const embedWorker = join(dirname(fileURLToPath(import.meta.url)), 'embed-worker.mjs');
 /** Settled once warm-up has its BM25 index: the text index is built after it, not beside it (two workers analysing
  * 100k texts at once doubled the server's peak memory). */
 const bm25Warm = (() => {
@@ -789,17 +795,37 @@ async function warmTexts(): Promise<void> {
 /** Texts per embedding call in the background: small, so a hook waiting behind one batch is not kept long. */
 const BACKGROUND_BATCH = 8;
 
-/** Embeds engrams that lack vectors (added by another process, or before a model change) a few at a time. */
+/** Background embedding of at least this many USE lite texts runs in a worker pool (it loads a model per worker). */
+const BACKGROUND_POOL_MIN = 64;
+
+/**
+ * Embeds engrams that lack vectors (added by another process, or before a model change) a few at a time. Many of
+ * them with USE lite (a model change, a store filled by another process): in a pool of worker threads
+ * (`embed.workers`), so the embedding runs on other cores and off this event loop, which keeps answering hooks; the
+ * pool is stopped when the work is done. Otherwise, or when the pool cannot start, in small batches in this thread.
+ */
 async function embedInBackground(embedder: Embedder): Promise<void> {
   let total = 0;
-  while (!stopping) {
-    const report = await embedPending(store, embedder, { limit: BACKGROUND_BATCH, batchSize: BACKGROUND_BATCH });
-    total += report.embedded;
-    if (report.embedded === 0 || report.remaining <= 0) break;
-    lastActivity = Date.now();
-    await new Promise((resolve) => setImmediate(resolve));
+  const workers = settings.config.embed.workers ?? defaultEmbedWorkers();
+  const pending = embedder.kind === 'use-lite' && workers >= 2 ? embeddingStatus(store, settings).pending : 0;
+  const pool =
+    pending >= BACKGROUND_POOL_MIN && choice?.spec
+      ? await loadEmbedderPool(choice.spec, { script: embedWorker, workers, log: (line) => log.warn(line) }).catch(() => null)
+      : null;
+  const using = pool && pool.workers > 0 ? pool : embedder;
+  const batch = pool && pool.workers > 0 ? POOL_TEXTS_PER_WORKER * pool.workers : BACKGROUND_BATCH;
+  try {
+    while (!stopping) {
+      const report = await embedPending(store, using, { limit: batch, batchSize: batch });
+      total += report.embedded;
+      if (report.embedded === 0 || report.remaining <= 0) break;
+      lastActivity = Date.now();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  } finally {
+    await pool?.close();
   }
-  if (total > 0) log.info('embedded missing vectors', { count: total, model: embedder.model });
+  if (total > 0) log.info('embedded missing vectors', { count: total, model: embedder.model, workers: using === embedder ? 0 : (pool?.workers ?? 0) });
 }
 
 /** Jobs queued while no wake reached this server (a hook that answered itself while this server was starting)

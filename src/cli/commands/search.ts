@@ -10,6 +10,7 @@ import {
   pullModel,
   readPulledModels,
   resolveEmbedder,
+  USE_LITE_DIM,
 } from '../../core/index.js';
 import {
   currentOs,
@@ -28,6 +29,7 @@ import {
   type EvalSplit,
 } from '../../services/index.js';
 import { integerOption, numberOption, parseStatuses, readInputFile } from '../_args.js';
+import { withBulkEmbedder } from '../bulk-embed.js';
 import { progressBar } from '../progress.js';
 import type { Action } from '../program.js';
 
@@ -169,18 +171,26 @@ export function registerSearchCommands(program: Command, action: Action): void {
         const settings = context.settings();
         const store = context.store();
         const bm25 = rebuildBm25Snapshot(store, settings.paths.index);
-        const { embedder, reason } = await context.searchEngine().embedder();
-        if (!embedder) {
-          const result = { bm25, vectors: null, note: `vectors not rebuilt: ${reason}` };
+        // What is left to embed, known before loading a model: it decides whether a worker pool pays for itself.
+        const space = store.vectors().findSpace('use-lite', USE_LITE_DIM);
+        const texts = !flags.all && space ? store.vectors().countPending(space) : store.engrams.counts().active;
+        const outcome = await withBulkEmbedder(context, texts, async (bulk) => {
+          const { embedder, reason } = await bulk.load();
+          if (!embedder) return { vectors: null, reason };
+          const bar = progressBar(context.io, 'embedding');
+          const report = await reindexVectors(store, embedder, {
+            all: flags.all ?? false,
+            ...(bulk.batchSize ? { batchSize: bulk.batchSize } : {}),
+            onProgress: (done, total) => bar.update(done, total),
+            now: context.io.now,
+          }).finally(() => bar.stop());
+          return { vectors: { ...report, workers: bulk.workers() }, reason };
+        });
+        if (!outcome.vectors) {
+          const result = { bm25, vectors: null, note: `vectors not rebuilt: ${outcome.reason}` };
           return { result, pretty: () => `BM25 index: ${bm25.docs} engrams (${bm25.ms} ms)\n${result.note}` };
         }
-        const bar = progressBar(context.io, 'embedding');
-        const vectors = await reindexVectors(store, embedder, {
-          all: flags.all ?? false,
-          batchSize: settings.config.embed.batch_size,
-          onProgress: (done, total) => bar.update(done, total),
-          now: context.io.now,
-        }).finally(() => bar.stop());
+        const vectors = outcome.vectors;
         const result = { bm25, vectors, note: null };
         return {
           result,

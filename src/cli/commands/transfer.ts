@@ -15,6 +15,7 @@ import {
   type CatchUpReport,
   type GoExportIn,
 } from '../../services/index.js';
+import { withBulkEmbedder } from '../bulk-embed.js';
 import type { CliContext } from '../context.js';
 import { parseStatuses, readInputFile, readStdin } from '../_args.js';
 import { progressBar } from '../progress.js';
@@ -89,21 +90,26 @@ export function registerTransferCommands(program: Command, action: Action): void
         } finally {
           saving.stop();
         }
-        const embedded = !report.dry_run && flags.embed ? await embedAfterImport(context) : { vectors: null, note: null };
+        const embedded = !report.dry_run && flags.embed ? await embedAfterImport(context, report.created + report.updated) : { vectors: null, note: null };
         const result = { ...report, ...embedded };
         return { result, pretty: () => renderFields({ ...result }) };
       }),
     );
 }
 
-/** New engrams are embedded now, in batches, so the first search after an import does not pay for it. */
-async function embedAfterImport(context: CliContext): Promise<CatchUpReport> {
+/** New engrams are embedded now, in batches (on every core for a big import), so the first search after an import
+ * does not pay for it. */
+async function embedAfterImport(context: CliContext, written: number): Promise<CatchUpReport> {
   const bar = progressBar(context.io, 'embedding');
-  return embedNewEngrams(context.store(), () => context.searchEngine().embedder(), {
-    batchSize: context.settings().config.embed.batch_size,
-    onProgress: (count, total) => bar.update(count, total),
-    onError: (error) => context.log().warn('embedding after import failed', { error }),
-    now: context.io.now,
+  return withBulkEmbedder(context, written, async (bulk) => {
+    const report = await embedNewEngrams(context.store(), bulk.load, {
+      ...(bulk.batchSize ? { batchSize: bulk.batchSize } : {}),
+      onProgress: (count, total) => bar.update(count, total),
+      onError: (error) => context.log().warn('embedding after import failed', { error }),
+      now: context.io.now,
+    });
+    // How many worker threads embedded (0: this thread), so a slow import can be told from one on a single core.
+    return report.vectors ? { ...report, vectors: { ...report.vectors, workers: bulk.workers() } } : report;
   }).finally(() => bar.stop());
 }
 
@@ -147,7 +153,8 @@ async function importGoExport(context: CliContext, data: GoExportIn, origin: { s
     return { result, pretty: () => renderFields({ ...result }) };
   }
   const report = importGoData(context.store(), data, { actor: 'import', via: 'cli', now: context.io.now });
-  const embedded = flags.embed && report.observations_imported + report.observations_updated > 0 ? await embedAfterImport(context) : { vectors: null, note: null };
+  const written = report.observations_imported + report.observations_updated;
+  const embedded = flags.embed && written > 0 ? await embedAfterImport(context, written) : { vectors: null, note: null };
   const result = { ...origin, found: counts, ...report, ...embedded };
   return {
     result,

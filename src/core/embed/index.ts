@@ -1,11 +1,13 @@
 export { loadEmbedder } from './load.js';
+export { loadEmbedderPool, runEmbedWorker, defaultEmbedWorkers, POOL_TEXTS_PER_WORKER } from './pool.js';
+export type { EmbedderPool, PoolOptions } from './pool.js';
 export { resolveEmbedder, choiceForModel, readPulledModels, modelDirectory, inspectModelFolder, PULLED_MODELS_FILE } from './resolve.js';
 export type { PulledModels } from './resolve.js';
 export { pullModel, hubReachable, knownModel, DEFAULT_MODEL } from './pull.js';
 export type { PullOptions, PullResult, ModelManifest, ProxySettings } from './pull.js';
 export type { DownloadEvent } from './transformers.js';
 export { createHashingEmbedder } from './hashing.js';
-export { useLiteInstalled } from './use-lite.js';
+export { useLiteInstalled, USE_LITE_DIM } from './use-lite.js';
 export { quietly } from './quiet.js';
 export { vectorModelId } from './types.js';
 export type { Embedder, EmbedderKind, EmbedderSpec, EmbedderChoice } from './types.js';

@@ -105,7 +105,7 @@ export async function reindexVectors(
 
 /** What {@link embedNewEngrams} did: vectors written, or why not (never an error: the engrams are already stored). */
 export interface CatchUpReport {
-  vectors: { model: string; embedded: number; remaining: number } | null;
+  vectors: { model: string; embedded: number; remaining: number; workers?: number } | null;
   note: string | null;
 }
 
