@@ -85,6 +85,49 @@ export const TUNING = {
    * z 2.5, the first two hits, or a coverage of 0.15 were within 0.002 of the mean.
    */
   confident: { headCoverage: 0.2, vectorTop: 1, vectorZ: 2, vectorCoverage: 0.3 },
+  // ---- Round 4: evidence both signals agree on (feedback list and the agreement rule). Chosen with
+  // `node bench/feedback.mjs` on the dev splits (it runs the real engine once per variant); docs/SEARCH.md "Round 4". ----
+  /**
+   * Pseudo-relevance feedback where BM25 and the vectors agree (search.ts feedbackList). The hits in the first
+   * `depth` of both lists (at most `docs`, in BM25 order) are taken as answers: agreement is the confidence that
+   * makes them safe to learn from. Their words the query lacks are scored by their share of each hit's words, summed
+   * over the hits, times their IDF in the store; the best `terms` join the query's own words (RM3: `original`) with
+   * `expansion` × the number of query words as their total weight, and BM25 runs once more over the whole index.
+   * That list finds memories sharing words with the answer rather than the question (the other half of a
+   * conversation, a lesson worded like its neighbour). It is not fused: on the dev splits, fused with weight 0.3 or
+   * 0.5 it moved MRR by −0.010…+0.013 per cell and recall@10 by nothing (the kept BM25 hits hold the top 10) — so it
+   * only votes in `agreement`. 10 terms at 0.5, agreed hits within 3 or 10, the expansion alone, or BM25's own first
+   * hits without agreement were within 0.002 of the mean margin; `agree` and `original` stay as measured.
+   */
+  feedback: {
+    enabled: true,
+    depth: 5,
+    docs: 3,
+    agree: true,
+    terms: 20,
+    minDocs: 1,
+    expansion: 1,
+    original: true,
+  },
+  /**
+   * Which memory may take a weak place in the top k (fusion.ts promoteAgreed): one within BM25's first `bm25Depth`
+   * that at least `votes` of the vector list, the feedback list and the anchor list rank within their first
+   * `listDepth`; it replaces the lowest hit holding less than `weakerThan` of the best top-k hit's coverage (at most
+   * `places` per search), candidates with the most votes first. Only in stores of at least `minStore` memories: in a
+   * store of a dozen every memory sits in every list's top 10 and a vote says nothing (test/services/recall).
+   * Why it is safe: where round 3 kept BM25's top ten, recall could only move where its weakest hits were wrong,
+   * and a hit holding under half the best hit's coverage was relevant 1–3 % of the time at ranks 6–15 (docs/SEARCH.md,
+   * round 3's table), while candidates three signals agree on were relevant about 4 % of the time (dev, every cell).
+   * Measured (dev, hybrid recall@10 − best single signal over 4 sets × 3 models; main: worst −0.001, mean +0.018,
+   * 6/12 cells ≥ +0.01): shipped worst +0.000, mean +0.022, 8/12 (conversations / USE lite +0.006 → +0.011, lessons /
+   * USE lite +0.005 → +0.014); MRR within +0.001 of main in every cell. Without the feedback list (vector and anchor
+   * vote alone) 7/12, mean +0.020: the feedback list is what lifts the conversational cell. Neighbours: one place
+   * worst −0.001; three places 7/12; `weakerThan` 0.4 6/12, 0.6 8/12 but eval −0.012 / −0.013; no coverage test 9/12
+   * but dialogue / ctx-use-256 −0.009 (the displaced name-only turns were sometimes right); three votes 7/12;
+   * BM25 depth 15 / 30 7/12; list depth 5 6/12, 15 7/12 (conversations / ctx-use-256 −0.001).
+   */
+  agreement: { bm25Depth: 20, listDepth: 10, votes: 2, weakerThan: 0.5, places: 2, minStore: 100 },
+
   /**
    * The third list of hybrid search: the candidates of both lists ordered by their vector's similarity to the vector
    * of BM25's best hit. Query and memory are different genres (a question, a lesson or a tool output) and the offline
