@@ -359,23 +359,27 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
       addEngram(store, { text: `Maya: ${Array.from({ length: 14 }, (_, j) => words[(i * 5 + j * j + j) % words.length]).join(' ')} note${i}.`, category: 'chat' });
     }
     const query = { query: 'Maya pottery class', explain: true, topK: 3 } as const;
-    const bm25 = await engine(store).search({ ...query, mode: 'bm25', topK: 20 });
-    const rank = bm25.results.findIndex((hit) => hit.id === answer) + 1;
-    expect(rank).toBeGreaterThan(3);
-    expect(rank).toBeLessThanOrEqual(TUNING.agreement.bm25Depth);
-
-    const response = await engine(store).search(query);
-    expect(response.results.map((hit) => hit.id)).toContain(answer);
-    expect(response.explain?.fusion.confident?.agreed).toBeGreaterThanOrEqual(1);
-    // The best hit keeps its place; the promoted memory goes after the hits it did not displace.
-    expect(response.results[0]?.id).toBe(1);
-
-    // Without the rule, or without the feedback list (the answer then has the anchor list's vote only), fusion
-    // fills the weak places with the short name-only turns.
-    const agreement = TUNING.agreement as { places: number };
+    // The hashing embedder gives the answer no vector vote (it holds one query word), so this store is searched
+    // asking two votes of the three lists (the feedback and anchor lists); the shipped setting asks all three
+    // (tuning.ts `agreement`; fusion.test.ts counts votes).
+    const agreement = TUNING.agreement as { places: number; votes: number };
     const feedback = TUNING.feedback as { enabled: boolean };
-    const saved = { places: agreement.places, enabled: feedback.enabled };
+    const saved = { places: agreement.places, votes: agreement.votes, enabled: feedback.enabled };
+    agreement.votes = 2;
     try {
+      const bm25 = await engine(store).search({ ...query, mode: 'bm25', topK: 20 });
+      const rank = bm25.results.findIndex((hit) => hit.id === answer) + 1;
+      expect(rank).toBeGreaterThan(3);
+      expect(rank).toBeLessThanOrEqual(TUNING.agreement.bm25Depth);
+
+      const response = await engine(store).search(query);
+      expect(response.results.map((hit) => hit.id)).toContain(answer);
+      expect(response.explain?.fusion.confident?.agreed).toBeGreaterThanOrEqual(1);
+      // The best hit keeps its place; the promoted memory goes after the hits it did not displace.
+      expect(response.results[0]?.id).toBe(1);
+
+      // Without the rule, or without the feedback list (the answer then has the anchor list's vote only), fusion
+      // fills the weak places with the short name-only turns.
       agreement.places = 0;
       expect((await engine(store).search(query)).results.map((hit) => hit.id)).not.toContain(answer);
       agreement.places = saved.places;
@@ -383,6 +387,7 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
       expect((await engine(store).search(query)).results.map((hit) => hit.id)).not.toContain(answer);
     } finally {
       agreement.places = saved.places;
+      agreement.votes = saved.votes;
       feedback.enabled = saved.enabled;
     }
   });
