@@ -154,6 +154,7 @@ export {
   reciprocalRankFusion,
   confidentCandidates,
   confidentTop,
+  promoteAgreed,
   createVectorReliability,
   judgedFactor,
   vectorWeight,
@@ -186,7 +187,7 @@ export {
   evalSetFiles,
   tuningQueryFile,
 } from './recall/index.js';
-export type { ReliabilitySettings, JudgedSettings, Evidence, Confidence, ConfidenceSettings } from './recall/index.js';
+export type { ReliabilitySettings, JudgedSettings, Evidence, Confidence, ConfidenceSettings, AgreementSettings, AgreementEvidence } from './recall/index.js';
 export type {
   SearchEngine,
   SearchEngineOptions,

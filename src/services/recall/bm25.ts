@@ -41,6 +41,8 @@ export interface Bm25Index {
   /** Real documents (without the padding tiny stores need). */
   readonly docs: number;
   search(query: string, limit: number, filter?: Bm25Filter): Bm25Hit[];
+  /** The same scoring for analysed terms (stems), each counting `weight` times: a query expanded by feedback. */
+  searchWeighted(terms: ReadonlyArray<{ term: string; weight: number }>, limit: number, filter?: Bm25Filter): Bm25Hit[];
   /** The IDF of an analysed term (a stem); a term no engram holds gets the largest IDF possible in this store. */
   idf(term: string): number;
   /**
@@ -261,13 +263,26 @@ export class PackedBm25Index implements Bm25Index {
   }
 
   search(query: string, limit: number, filter?: Bm25Filter): Bm25Hit[] {
+    return this.scoreTokens(searchTerms(query), undefined, limit, filter);
+  }
+
+  searchWeighted(terms: ReadonlyArray<{ term: string; weight: number }>, limit: number, filter?: Bm25Filter): Bm25Hit[] {
+    return this.scoreTokens(
+      terms.map((entry) => entry.term),
+      terms.map((entry) => entry.weight),
+      limit,
+      filter,
+    );
+  }
+
+  /** Term at a time into one slot per document; each term's postings count `weights[i]` times (1 when absent). */
+  private scoreTokens(tokens: readonly string[], weights: readonly number[] | undefined, limit: number, filter?: Bm25Filter): Bm25Hit[] {
     const top = new TopK(Math.max(limit || 10, 1));
-    const tokens = searchTerms(query);
     const base = this.base;
     const pass = filterActive(filter) ? compileFilter(base, filter) : undefined;
     // No base document can pass (a required tag the base never saw), but an engram written since may: the overlay.
     if (pass === 'none') {
-      if (this.overlay.size > 0) this.searchOverlay(tokens, filter, top);
+      if (this.overlay.size > 0) this.searchOverlay(tokens, weights, filter, top);
       return top.sorted();
     }
     const scratch = scratchOf(base);
@@ -276,15 +291,16 @@ export class PackedBm25Index implements Bm25Index {
     const masked = this.masked;
     let count = 0;
     // Term at a time, in query order (a repeated query word counts again, as in wink), into one slot per document.
-    for (const token of tokens) {
-      const t = base.terms.get(token);
+    for (let i = 0; i < tokens.length; i++) {
+      const t = base.terms.get(tokens[i] as string);
       if (t === undefined) continue;
+      const scale = weights === undefined ? 1 : (weights[i] as number);
       const end = offsets[t + 1] as number;
       for (let p = offsets[t] as number; p < end; p++) {
         const doc = postDocs[p] as number;
         if (masked !== undefined && masked[doc] === 1) continue;
         if (pass !== undefined && !pass(doc)) continue;
-        const weight = (postWeights[p] as number) / 1e4;
+        const weight = scale === 1 ? (postWeights[p] as number) / 1e4 : ((postWeights[p] as number) / 1e4) * scale;
         if (seen[doc] !== epoch) {
           seen[doc] = epoch;
           scores[doc] = weight;
@@ -298,14 +314,16 @@ export class PackedBm25Index implements Bm25Index {
       const doc = touched[i] as number;
       top.push(scores[doc] as number, ids[doc] as number);
     }
-    if (this.overlay.size > 0) this.searchOverlay(tokens, filter, top);
+    if (this.overlay.size > 0) this.searchOverlay(tokens, weights, filter, top);
     return top.sorted();
   }
 
-  private searchOverlay(tokens: readonly string[], filter: Bm25Filter | undefined, top: TopK): void {
+  private searchOverlay(tokens: readonly string[], weights: readonly number[] | undefined, filter: Bm25Filter | undefined, top: TopK): void {
     const active = filterActive(filter);
     const totals = new Map<number, number>();
-    for (const token of tokens) {
+    for (let i = 0; i < tokens.length; i++) {
+      const token = tokens[i] as string;
+      const scale = weights === undefined ? 1 : (weights[i] as number);
       const holders = this.overlayTerms.get(token);
       if (!holders) continue;
       const t = this.base.terms.get(token);
@@ -316,7 +334,7 @@ export class PackedBm25Index implements Bm25Index {
         const freq = doc.freq.get(token) as number;
         // wink's consolidate(): Math.sign(freq) * (|freq (k1 + 1) / (k1 · norm + freq)| · idf).toFixed(4)
         const weight = Math.sign(freq) * Number((Math.abs((freq * (k1 + 1)) / (k1 * doc.norm + freq)) * idf).toFixed(4));
-        totals.set(id, weight + (totals.get(id) ?? 0));
+        totals.set(id, (scale === 1 ? weight : weight * scale) + (totals.get(id) ?? 0));
       }
     }
     for (const [id, score] of totals) top.push(score, id);

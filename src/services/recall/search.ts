@@ -13,7 +13,7 @@ import {
 } from '../../core/index.js';
 import { abstainReason, queryTerms, weakMatch, weightedCoverage, type AbstainReason, type WeakMatchVerdict } from './abstain.js';
 import { createBm25Cache, type Bm25Builder, type Bm25Cache, type Bm25Filter, type Bm25Index, type Bm25Source } from './bm25.js';
-import { confidentCandidates, confidentTop, reciprocalRankFusion, type Confidence, type RankedList } from './fusion.js';
+import { confidentCandidates, confidentTop, promoteAgreed, reciprocalRankFusion, type Confidence, type RankedList } from './fusion.js';
 import { DEFAULT_STATUSES, passesGates, type SearchEnvironment, type SearchFilters } from './gates.js';
 import { searchTerms } from './text.js';
 import { createVectorReliability, judgedFactor, vectorWeight as weighVectors, type VectorReliability } from './reliability.js';
@@ -60,7 +60,7 @@ export interface SearchExplain {
       fixed: boolean;
     } | null;
     /** Hybrid: the candidates that kept their place in the top k (fusion.ts confidentCandidates), or null. */
-    confident: { head: number; vector: number; best_coverage: number; rule: string } | null;
+    confident: { head: number; vector: number; agreed: number; best_coverage: number; rule: string } | null;
   };
   abstain: WeakMatchVerdict;
 }
@@ -388,6 +388,50 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
     return weightedCoverage(terms, (term) => index.idf(term), held) >= TUNING.skipVectors.coverage;
   };
 
+  /**
+   * Pseudo-relevance feedback where both signals agree (tuning.ts feedback): the hits in the first `depth` of both
+   * the BM25 and the vector list are taken as answers, their most salient words that the query lacks (each word's
+   * share of a hit's words, summed over the hits, times its IDF) are added to the query with a small weight, and BM25
+   * runs again. It finds memories that share words with the answer rather than with the question.
+   */
+  const feedbackList = (index: Bm25Index, request: SearchRequest, bm25Ids: readonly number[], vectorIds: readonly number[], accept: (id: number) => boolean): number[] => {
+    const settings = TUNING.feedback;
+    const nearest = new Set(vectorIds.slice(0, settings.depth));
+    const agreed = bm25Ids.slice(0, settings.depth).filter((id) => !settings.agree || nearest.has(id)).slice(0, settings.docs);
+    if (agreed.length === 0) return [];
+    const own = searchTerms(request.query);
+    const ownSet = new Set(own);
+    const salience = new Map<string, { score: number; docs: number }>();
+    for (const engram of store.engrams.getMany(agreed)) {
+      const terms = searchTerms(`${engram.title ?? ''} ${engram.text} ${engram.category} ${engram.tags.join(' ')}`);
+      if (terms.length === 0) continue;
+      const counts = new Map<string, number>();
+      for (const term of terms) if (!ownSet.has(term)) counts.set(term, (counts.get(term) ?? 0) + 1);
+      for (const [term, count] of counts) {
+        const entry = salience.get(term) ?? { score: 0, docs: 0 };
+        entry.score += count / terms.length;
+        entry.docs += 1;
+        salience.set(term, entry);
+      }
+    }
+    const expansion = [...salience]
+      .filter(([, entry]) => entry.docs >= settings.minDocs)
+      .map(([term, entry]) => ({ term, score: entry.score * index.idf(term) }))
+      .sort((a, b) => b.score - a.score || (a.term < b.term ? -1 : a.term > b.term ? 1 : 0))
+      .slice(0, settings.terms);
+    if (expansion.length === 0) return [];
+    const total = expansion.reduce((sum, entry) => sum + entry.score, 0);
+    const scale = (settings.expansion * Math.max(1, own.length)) / total;
+    const terms = [...(settings.original ? own.map((term) => ({ term, weight: 1 })) : []), ...expansion.map((entry) => ({ term: entry.term, weight: entry.score * scale }))];
+    const hits = index.searchWeighted(terms, TUNING.pool * TUNING.bm25Overfetch, bm25Filter(request));
+    const ids: number[] = [];
+    for (const hit of hits) {
+      if (ids.length >= TUNING.pool) break;
+      if (accept(hit.id)) ids.push(hit.id);
+    }
+    return ids;
+  };
+
   /** Which query terms an engram holds: read from the index (no re-analysis of its text), else from its row. */
   const heldTerms = (index: Bm25Index, id: number, terms: readonly string[], engram?: Engram): ReadonlySet<string> | undefined => {
     const indexed = index.termsOf(id, terms);
@@ -571,6 +615,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
       // chosen k are then ordered by a fusion that weighs vectors no more than round 1 did (tuning.ts `order`).
       let confidence: Confidence | null = null;
       let ordering: number | null = null;
+      let promoted = 0;
       let top = adjusted.slice(0, topK);
       if (mode === 'hybrid' && bm25Ids.length > 0 && vectorIds.length > 0) {
         const settings = TUNING.confident;
@@ -586,6 +631,17 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
             ? adjusted
             : adjust(reciprocalRankFusion(lists.map((list) => (list.signal === 'bm25' ? list : { ...list, weight: ordering as number })), options.tuning.rrfK, TUNING.pool), relevance, candidates, at);
         top = ordered.filter((entry) => chosen.has(entry.id));
+        // Round 4: a candidate that BM25 and two of the vector, feedback and anchor lists agree on takes a weak place
+        // (fusion.ts promoteAgreed). The feedback list (one more BM25 pass) is built only when a weak place exists.
+        const coverage = (id: number): number => weightedCoverage(terms, idf, termsOf(id));
+        const { agreement, feedback } = TUNING;
+        if (agreement.places > 0 && index.docs >= agreement.minStore && confidence.best > 0 && top.some((entry) => coverage(entry.id) < agreement.weakerThan * (confidence as Confidence).best)) {
+          const feedbackIds = feedback.enabled && bm25Index ? feedbackList(bm25Index, request, bm25Ids, vectorIds, accept) : [];
+          const anchorIds = lists.find((list) => list.signal === 'anchor')?.ids ?? [];
+          const promotion = promoteAgreed(top, ordered, { bm25: bm25Ids, others: [vectorIds, feedbackIds, anchorIds], coverage, best: confidence.best }, { ...agreement, k: options.tuning.rrfK });
+          top = promotion.top;
+          promoted = promotion.promoted;
+        }
         // What this search says about the vectors here: where they ranked BM25's best hit (reliability.ts).
         const rank = vectorIds.indexOf(bm25Ids[0] as number);
         reliability?.observe(rank >= 0 ? rank + 1 : null);
@@ -628,8 +684,9 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
               ? {
                   head: confidence.head,
                   vector: confidence.vector,
+                  agreed: promoted,
                   best_coverage: Math.round(confidence.best * 1000) / 1000,
-                  rule: `keep BM25's top-${topK} hits holding ≥ ${TUNING.confident.headCoverage} of the best one's coverage, and the nearest vector hit when it stands out (z ≥ ${TUNING.confident.vectorZ}) and holds ≥ ${TUNING.confident.vectorCoverage}; fusion fills the rest`,
+                  rule: `keep BM25's top-${topK} hits holding ≥ ${TUNING.confident.headCoverage} of the best one's coverage, and the nearest vector hit when it stands out (z ≥ ${TUNING.confident.vectorZ}) and holds ≥ ${TUNING.confident.vectorCoverage}; fusion fills the rest; up to ${TUNING.agreement.places} hit(s) holding < ${TUNING.agreement.weakerThan} of it give their place to a candidate in BM25's top ${TUNING.agreement.bm25Depth} that ${TUNING.agreement.votes} of the vector, feedback and anchor lists rank in their top ${TUNING.agreement.listDepth}`,
                 }
               : null,
           },

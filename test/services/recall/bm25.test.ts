@@ -37,6 +37,34 @@ describe('BM25 index', () => {
     expect(index.search('database', 10).map((h) => h.id)).toEqual([1]);
   });
 
+  it('scores analysed terms with weights: weight 1 is the plain search, other weights scale a term, new terms find new documents', () => {
+    const store = tempStore();
+    addEngram(store, { text: 'Docker builds need BuildKit for cache mounts.' });
+    addEngram(store, { text: 'The docker registry mirror speeds up pulls.' });
+    addEngram(store, { text: 'Enable BuildKit with DOCKER_BUILDKIT=1 on CI runners.' });
+    addEngram(store, { text: 'Cache npm downloads between CI runs.' });
+    const { index } = buildBm25Index(store);
+    expect(index.searchWeighted([{ term: 'docker', weight: 1 }, { term: 'cach', weight: 1 }], 10)).toEqual(index.search('docker cache', 10));
+    const plain = new Map(index.search('docker', 10).map((hit) => [hit.id, hit.score]));
+    for (const hit of index.searchWeighted([{ term: 'docker', weight: 2.5 }], 10)) expect(hit.score).toBeCloseTo(2.5 * (plain.get(hit.id) as number), 10);
+    // An expansion term the query lacks brings in what only it holds.
+    const expanded = index.searchWeighted([{ term: 'docker', weight: 1 }, { term: 'npm', weight: 0.3 }], 10).map((hit) => hit.id);
+    expect(index.search('docker', 10).map((hit) => hit.id)).not.toContain(4);
+    expect(expanded).toContain(4);
+    expect(expanded).toHaveLength(index.search('docker', 10).length + 1);
+    // Written since the base was built: the overlay scores with the same weights.
+    addEngram(store, { text: 'Docker runner images are cached for a day.' });
+    const cache = createBm25Cache(undefined);
+    const overlaid = cache.get(store).index;
+    const fresh = buildBm25Index(store).index;
+    const terms = [
+      { term: 'docker', weight: 1 },
+      { term: 'runner', weight: 0.3 },
+    ];
+    expect(overlaid.searchWeighted(terms, 10).map((hit) => hit.id)).toEqual(fresh.searchWeighted(terms, 10).map((hit) => hit.id));
+    expect(overlaid.searchWeighted(terms, 10).map((hit) => hit.id)).toContain(5);
+  });
+
   it('filters by review state, category, tags and project inside the search; deleted engrams are never indexed', () => {
     const store = tempStore();
     addEngram(store, { text: 'Deploy with the blue-green script.', category: 'ops/deploy', tags: 'k8s' });

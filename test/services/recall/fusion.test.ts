@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { confidentCandidates, confidentTop, reciprocalRankFusion } from '../../../src/services/index.js';
+import { confidentCandidates, confidentTop, promoteAgreed, reciprocalRankFusion } from '../../../src/services/index.js';
 
 describe('reciprocalRankFusion', () => {
   it('sums weight / (k + rank) over the lists and normalises by first-everywhere', () => {
@@ -128,5 +128,47 @@ describe('confident candidates and the top k they keep', () => {
     expect(confidentTop(ranked, new Set(), 3).map((c) => c.id)).toEqual([1, 7, 9]);
     // More confident candidates than places: the best of them by the ranking.
     expect(confidentTop(ranked, new Set([6, 3, 2, 5]), 2).map((c) => c.id)).toEqual([2, 5]);
+  });
+});
+
+describe('promoteAgreed', () => {
+  const settings = { bm25Depth: 20, listDepth: 10, votes: 2, weakerThan: 0.5, places: 2, k: 5 };
+  const entries = (ids: number[]) => ids.map((id) => ({ id }));
+  // Coverage of the query: 1 and 2 hold it, 3 and 4 hold a little, the rest nothing.
+  const coverage = (id: number): number => ({ 1: 1, 2: 0.8, 3: 0.1, 4: 0.1 } as Record<number, number>)[id] ?? 0;
+  const bm25 = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
+
+  it('gives the lowest weak place to a BM25 candidate two other lists rank high, and puts it last', () => {
+    const top = entries([1, 2, 3, 4]);
+    const ranked = entries([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    // 11 is BM25's eleventh, but the vector and feedback lists rank it in their top 10; 6 only has the anchor's vote.
+    const result = promoteAgreed(top, ranked, { bm25, others: [[11, 1, 2], [2, 11], [6]], coverage, best: 1 }, settings);
+    expect(result.top.map((entry) => entry.id)).toEqual([1, 2, 3, 11]);
+    expect(result.promoted).toBe(1);
+  });
+
+  it('takes only places of hits holding under `weakerThan` of the best coverage, at most `places`', () => {
+    const ranked = entries([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+    const others = [
+      [11, 12, 9],
+      [12, 11, 9],
+    ];
+    // Two weak places (3, 4), three agreed candidates: the two with the strongest agreement take them.
+    expect(promoteAgreed(entries([1, 2, 3, 4]), ranked, { bm25, others, coverage, best: 1 }, settings).top.map((e) => e.id)).toEqual([1, 2, 11, 12]);
+    // One weak place.
+    expect(promoteAgreed(entries([1, 2, 3]), ranked, { bm25, others, coverage, best: 1 }, settings).top.map((e) => e.id)).toEqual([1, 2, 11]);
+    // No weak place: nothing moves.
+    expect(promoteAgreed(entries([1, 2]), ranked, { bm25, others, coverage, best: 1 }, settings)).toEqual({ top: entries([1, 2]), promoted: 0 });
+    expect(promoteAgreed(entries([1, 2, 3, 4]), ranked, { bm25, others, coverage, best: 1 }, { ...settings, places: 0 }).promoted).toBe(0);
+  });
+
+  it('needs BM25 and enough votes: one list alone, or a candidate BM25 ranks too low, moves nothing', () => {
+    const top = entries([1, 2, 3, 4]);
+    const ranked = entries([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 40]);
+    expect(promoteAgreed(top, ranked, { bm25, others: [[11], [], [6]], coverage, best: 1 }, settings).promoted).toBe(0);
+    // 40 is not in BM25's list at all, though every other list has it first.
+    expect(promoteAgreed(top, ranked, { bm25, others: [[40], [40], [40]], coverage, best: 1 }, settings).promoted).toBe(0);
+    expect(promoteAgreed(top, ranked, { bm25, others: [[11], [11], []], coverage, best: 1 }, { ...settings, bm25Depth: 10 }).promoted).toBe(0);
+    expect(promoteAgreed(top, ranked, { bm25, others: [[11], [11], []], coverage, best: 1 }, { ...settings, votes: 3 }).promoted).toBe(0);
   });
 });

@@ -344,6 +344,54 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
     expect(bm25.explain?.fusion.confident).toBeNull();
   });
 
+  it('gives a weak place to a memory BM25 ranks low but the feedback and anchor lists agree on (round 4)', async () => {
+    const store = tempStore();
+    // A dialogue store: the best hit holds the topic; short turns hold only the speaker's name, as does the answer —
+    // which shares its words (bowl, hat, first) with the best hit instead of the question.
+    addEngram(store, { text: 'Maya: I started a pottery class on Tuesdays, my first bowl looks like a hat.', category: 'chat' });
+    for (const text of ['Maya: the bus was late.', 'Maya: rain again today.', 'Maya: lunch at noon.', 'Maya: see you soon.', 'Maya: phone battery died.', 'Maya: traffic was awful.']) {
+      addEngram(store, { text, category: 'chat' });
+    }
+    const answer = addEngram(store, { text: 'Maya: that first bowl, glazed blue, still looks like a hat; it holds my keys.', category: 'chat' }).engram.id;
+    // The rule needs a store where a list's top 10 is a choice (TUNING.agreement.minStore): filler turns.
+    const words = 'river lamp orange window garden bicycle piano mountain coffee ticket silver engine candle forest harbour letter mirror pencil rabbit violin tunnel wallet yellow zebra anchor basket camera desert feather guitar helmet island jacket kettle ladder meadow needle ocean parrot quilt rocket saddle tomato umbrella valley walnut'.split(' ');
+    for (let i = 0; i < 110; i++) {
+      addEngram(store, { text: `Maya: ${Array.from({ length: 14 }, (_, j) => words[(i * 5 + j * j + j) % words.length]).join(' ')} note${i}.`, category: 'chat' });
+    }
+    const query = { query: 'Maya pottery class', explain: true, topK: 3 } as const;
+    // The hashing embedder gives the answer no vector vote (it holds one query word), so this store is searched
+    // asking two votes of the three lists (the feedback and anchor lists); the shipped setting asks all three
+    // (tuning.ts `agreement`; fusion.test.ts counts votes).
+    const agreement = TUNING.agreement as { places: number; votes: number };
+    const feedback = TUNING.feedback as { enabled: boolean };
+    const saved = { places: agreement.places, votes: agreement.votes, enabled: feedback.enabled };
+    agreement.votes = 2;
+    try {
+      const bm25 = await engine(store).search({ ...query, mode: 'bm25', topK: 20 });
+      const rank = bm25.results.findIndex((hit) => hit.id === answer) + 1;
+      expect(rank).toBeGreaterThan(3);
+      expect(rank).toBeLessThanOrEqual(TUNING.agreement.bm25Depth);
+
+      const response = await engine(store).search(query);
+      expect(response.results.map((hit) => hit.id)).toContain(answer);
+      expect(response.explain?.fusion.confident?.agreed).toBeGreaterThanOrEqual(1);
+      // The best hit keeps its place; the promoted memory goes after the hits it did not displace.
+      expect(response.results[0]?.id).toBe(1);
+
+      // Without the rule, or without the feedback list (the answer then has the anchor list's vote only), fusion
+      // fills the weak places with the short name-only turns.
+      agreement.places = 0;
+      expect((await engine(store).search(query)).results.map((hit) => hit.id)).not.toContain(answer);
+      agreement.places = saved.places;
+      feedback.enabled = false;
+      expect((await engine(store).search(query)).results.map((hit) => hit.id)).not.toContain(answer);
+    } finally {
+      agreement.places = saved.places;
+      agreement.votes = saved.votes;
+      feedback.enabled = saved.enabled;
+    }
+  });
+
   it("weighs the vector list by what this store's searches showed of its vectors, unless config fixes the weight", async () => {
     const store = tempStore();
     seed(store);

@@ -1,0 +1,198 @@
+// Round 4 tuning on the DEV splits only (refused otherwise: services/recall tuningQueryFile): loads each set's stores
+// once per embedder, embeds once, then runs the real engine's hybrid search once per feedback variant (tuning.ts
+// `feedback`), each in a fresh engine so the store's vector reliability starts from its prior as in bench/quality.mjs.
+// Prints, per variant, each set × embedder cell's hybrid recall@10 minus the best single signal, and the MRR change
+// against hybrid without feedback. bench/feedback.mjs bundles and runs it.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { embeddingText, loadEmbedder, loadSettings, openStore, readEnv, type Embedder, type EmbedderChoice } from '../src/core/index.js';
+import { prepareDraft, storeDraft } from '../src/services/memory/index.js';
+import type { BenchMemory, BenchQuery } from '../src/services/recall/index.js';
+import {
+  BenchMemorySchema,
+  BenchQuerySchema,
+  createSearchEngine,
+  embedPending,
+  EVAL_SET_NAMES,
+  evalSetFiles,
+  searchTuning,
+  TUNING,
+  tuningQueryFile,
+  type EvalSetName,
+  type SearchMode,
+} from '../src/services/index.js';
+
+const args = process.argv.slice(2);
+const option = (name: string, fallback: string): string => {
+  const index = args.indexOf(name);
+  return index >= 0 ? (args[index + 1] as string) : fallback;
+};
+const root = option('--root', process.cwd());
+const split = option('--split', 'dev');
+const sets = option('--sets', EVAL_SET_NAMES.join(',')).split(',') as EvalSetName[];
+for (const set of sets) tuningQueryFile(root, set, split);
+const embedders = option('--embedders', 'use-lite,ctx-use-256,static-use-256').split(',');
+const modelDir = resolve(option('--model-dir', join(root, '..', 'shared', 'models')));
+const K = 10;
+
+
+type Mutable<T> = { -readonly [key in keyof T]: T[key] extends boolean ? boolean : T[key] extends number ? number : T[key] };
+type FeedbackSettings = Mutable<typeof TUNING.feedback>;
+type AgreementSettings = Mutable<typeof TUNING.agreement>;
+interface Variant {
+  feedback?: Partial<FeedbackSettings>;
+  agreement?: Partial<AgreementSettings>;
+}
+const shipped = { feedback: { ...TUNING.feedback } as FeedbackSettings, agreement: { ...TUNING.agreement } as AgreementSettings };
+/** Hybrid as main has it: no feedback list, no agreement rule. */
+const off: Variant = { feedback: { enabled: false }, agreement: { places: 0 } };
+
+/** The variants, by name: overrides of tuning.ts `feedback` and `agreement`. */
+const ALL: Record<string, Variant> = JSON.parse(option('--variants-json', 'null')) ?? {
+  off,
+  'shipped (tuning.ts)': {},
+  'one place': { agreement: { places: 1 } },
+  'three places': { agreement: { places: 3 } },
+  'weaker than 0.4': { agreement: { weakerThan: 0.4 } },
+  'weaker than 0.6': { agreement: { weakerThan: 0.6 } },
+  'any weak place (no coverage test)': { agreement: { weakerThan: 99 } },
+  'two votes (candidate 1)': { agreement: { votes: 2 } },
+  'two votes without the feedback list': { agreement: { votes: 2 }, feedback: { enabled: false } },
+  'BM25 depth 15': { agreement: { bm25Depth: 15 } },
+  'BM25 depth 30': { agreement: { bm25Depth: 30 } },
+  'list depth 5': { agreement: { listDepth: 5 } },
+  'list depth 15': { agreement: { listDepth: 15 } },
+  'feedback: 10 terms of weight 0.5': { feedback: { terms: 10, expansion: 0.5 } },
+  'feedback: agreed within 3 (2 hits)': { feedback: { depth: 3, docs: 2 } },
+  'feedback: agreed within 10 (5 hits)': { feedback: { depth: 10, docs: 5 } },
+  'feedback: expansion words only': { feedback: { original: false } },
+  'feedback: BM25 top hits (no agreement)': { feedback: { agree: false } },
+};
+const chosen = option('--variants', Object.keys(ALL).join(',')).split(',');
+if (!chosen.includes('off')) chosen.unshift('off');
+const apply = (variant: Variant): void => {
+  writable.feedback = { ...shipped.feedback, ...(variant.feedback ?? {}) };
+  writable.agreement = { ...shipped.agreement, ...(variant.agreement ?? {}) };
+};
+
+function choiceOf(name: string): EmbedderChoice {
+  if (name === 'use-lite') return { spec: { kind: 'use-lite', model: 'use-lite' }, reason: 'tune' };
+  return { spec: { kind: 'transformers', model: name, modelDir, folder: join(modelDir, name), quantized: true }, reason: 'tune' };
+}
+
+const parse = <T>(file: string, schema: { parse(value: unknown): T }): T[] =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => schema.parse(JSON.parse(line)));
+
+interface Judged {
+  recall: number;
+  rr: number;
+}
+const tallies = new Map<string, Judged[]>();
+const tally = (key: string, judged: Judged): void => {
+  tallies.set(key, [...(tallies.get(key) ?? []), judged]);
+};
+
+const tuning = searchTuning(loadSettings(readEnv()).config);
+const writable = TUNING as unknown as { feedback: FeedbackSettings; agreement: AgreementSettings };
+
+for (const embedderName of embedders) {
+  let model: Embedder | null = null;
+  for (const set of sets) {
+    const files = evalSetFiles(root, set, 'dev');
+    const memories = parse<BenchMemory>(files.memories, BenchMemorySchema);
+    const queries = parse<BenchQuery>(tuningQueryFile(root, set, split), BenchQuerySchema);
+    const stores: Array<{ memories: BenchMemory[]; queries: BenchQuery[] }> = files.storePerGroup
+      ? [...new Set(memories.map((m) => m.group as string))].sort().map((group) => ({ memories: memories.filter((m) => m.group === group), queries: queries.filter((q) => q.group === group) }))
+      : [{ memories, queries }];
+    const started = performance.now();
+    for (const part of stores) {
+      const dir = mkdtempSync(join(tmpdir(), 'engram-feedback-'));
+      const store = openStore({ path: join(dir, 'bench.db') });
+      try {
+        const memoryIdsOf = new Map<number, string[]>();
+        const at = new Date().toISOString();
+        store.write(() => {
+          for (const memory of part.memories) {
+            const draft = prepareDraft({ text: memory.text, category: memory.category, tags: memory.tags, project: memory.group, scope: memory.group ? 'project' : 'personal', source: 'import' });
+            let { engram } = storeDraft(store, draft, at, 'skip');
+            if (engram.status === 'pending') engram = store.engrams.update(engram.id, { status: 'active', status_reason: null });
+            memoryIdsOf.set(engram.id, [...(memoryIdsOf.get(engram.id) ?? []), memory.id]);
+          }
+        });
+        model ??= await loadEmbedder(choiceOf(embedderName).spec as NonNullable<EmbedderChoice['spec']>, () => {});
+        const loaded = model as Embedder;
+        await embedPending(store, loaded, {});
+        const vectors = new Map<string, Float32Array>();
+        for (const query of part.queries) {
+          const [vector] = await loaded.embed([embeddingText(query.q.slice(0, TUNING.queryChars))]);
+          if (vector) vectors.set(query.q, vector);
+        }
+        const run = async (mode: SearchMode, label: string): Promise<void> => {
+          const engine = createSearchEngine(store, { embedder: null, loadedEmbedder: loaded, tuning });
+          for (const query of part.queries) {
+            const vector = vectors.get(query.q);
+            const response = await engine.search({
+              abstain: false,
+              query: query.q,
+              mode,
+              topK: K,
+              ...(vector ? { queryVector: vector } : {}),
+              ...(query.group && !files.storePerGroup ? { scope: { project: query.group, includePersonal: false } } : {}),
+            });
+            if (query.relevant.length === 0) continue;
+            const relevant = new Set(query.relevant);
+            const found = new Set<string>();
+            let rr = 0;
+            response.results.forEach((hit, rank) => {
+              const matched = (memoryIdsOf.get(hit.id) ?? []).filter((id) => relevant.has(id));
+              if (matched.length > 0 && rr === 0) rr = 1 / (rank + 1);
+              for (const id of matched) found.add(id);
+            });
+            tally(`${embedderName}|${set}|${label}`, { recall: found.size / relevant.size, rr });
+          }
+        };
+        apply(off);
+        await run('bm25', 'bm25');
+        await run('vector', 'vector');
+        for (const name of chosen) {
+          apply(name === 'off' ? off : (ALL[name] ?? {}));
+          await run('hybrid', name);
+        }
+      } finally {
+        apply({});
+        store.close();
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }
+    console.error(`${embedderName} ${set}: ${Math.round(performance.now() - started)} ms`);
+  }
+}
+
+const mean = (key: string, pick: (j: Judged) => number): number => {
+  const list = tallies.get(key) ?? [];
+  return list.reduce((sum, j) => sum + pick(j), 0) / Math.max(1, list.length);
+};
+const f3 = (value: number): string => `${value >= 0 ? '+' : ''}${value.toFixed(3)}`;
+console.log('feedback variants on the dev splits: hybrid recall@10 − best single signal (MRR − hybrid without feedback); worst, mean, cells ≥ +0.01');
+for (const name of chosen) {
+  const cells: Array<{ cell: string; margin: number; mrr: number }> = [];
+  for (const embedderName of embedders) {
+    for (const set of sets) {
+      const key = (label: string): string => `${embedderName}|${set}|${label}`;
+      const best = Math.max(mean(key('bm25'), (j) => j.recall), mean(key('vector'), (j) => j.recall));
+      cells.push({ cell: `${set}/${embedderName}`, margin: mean(key(name), (j) => j.recall) - best, mrr: mean(key(name), (j) => j.rr) - mean(key('off'), (j) => j.rr) });
+    }
+  }
+  const worst = Math.min(...cells.map((c) => c.margin));
+  const avg = cells.reduce((sum, c) => sum + c.margin, 0) / cells.length;
+  const wins = cells.filter((c) => c.margin >= 0.01 - 1e-9).length;
+  console.log(`${name.padEnd(28)} worst ${f3(worst)} mean ${f3(avg)} wins ${wins}/${cells.length} | ${cells.map((c) => `${c.cell} ${f3(c.margin)} (${f3(c.mrr)})`).join(', ')}`);
+}
+if (args.includes('--singles')) {
+  for (const embedderName of embedders) for (const set of sets) console.log(`${set}/${embedderName}: bm25 ${mean(`${embedderName}|${set}|bm25`, (j) => j.recall).toFixed(3)} vector ${mean(`${embedderName}|${set}|vector`, (j) => j.recall).toFixed(3)} off ${mean(`${embedderName}|${set}|off`, (j) => j.recall).toFixed(3)}`);
+}
+
