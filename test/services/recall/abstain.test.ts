@@ -65,6 +65,28 @@ describe('weakMatch', () => {
     expect(weakMatch(['a', 'b'], weights, [candidate(1, [], false, 0.9)]).weak).not.toBeNull();
   });
 
+  it('stays silent when words no memory holds carry most of the query, however well a result covers the rest', () => {
+    // 5.9 is the store's weight for a word no memory holds (the IDF of the unseen term).
+    const weights = (known: Record<string, number>) => (term: string) => known[term] ?? 5.9;
+    const verdict = weakMatch(['terraform', 'plan'], weights({ plan: 3.9 }), [candidate(1, ['plan'], true)]);
+    expect(verdict.unknown).toEqual({ terms: ['terraform'], share: 0.602 });
+    expect(verdict.weak).toMatch(/60 % of the query's weight is in words no memory holds \(terraform\)/);
+    // …unless the vectors are sure.
+    expect(weakMatch(['terraform', 'plan'], weights({ plan: 3.9 }), [candidate(1, ['plan'], false, 0.9)], 0.7).weak).toBeNull();
+    expect(TUNING.abstain.maxUnknownShare).toBeLessThan(0.602);
+  });
+
+  it('measures coverage over the weight of the words the store holds', () => {
+    const weights = (term: string) => ({ a: 2, b: 2 })[term] ?? 5;
+    // `zzz` is unknown (5 of 9, under the share allowed); `a` is half of the known weight: an answer. Counted over
+    // the whole query (2 of 9) it would not be.
+    expect(TUNING.abstain.maxUnknownShare).toBeGreaterThan(5 / 9);
+    const verdict = weakMatch(['a', 'b', 'zzz'], weights, [candidate(1, ['a'])]);
+    expect(verdict.best).toMatchObject({ id: 1, coverage: 0.5 });
+    expect(verdict.weak).toBeNull();
+    expect(weakMatch(['a', 'b', 'zzz'], weights, [candidate(1, [])]).weak).toMatch(/covers 0 % of the query's weight in words the store holds/);
+  });
+
   it('reports the best candidate and the rule for --explain, and is silent with no candidates', () => {
     const verdict = weakMatch(['x', 'y'], idf({ x: 2, y: 2 }), [candidate(7, ['x']), candidate(8, [])]);
     expect(verdict.best).toEqual({ id: 7, coverage: 0.5, matched: ['x'], agreed: false });

@@ -296,6 +296,9 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
     const weak = await search.search({ query: 'kubernetes helm chart values for the docker registry', explain: true });
     expect(weak).toMatchObject({ abstained: 'weak-match', results: [] });
     expect(weak.weak).toMatch(/covers \d+ % of the query's weight/);
+    // The words no memory of this store holds, read from the real index (the IDF of the unseen term).
+    expect(weak.explain?.abstain.unknown.terms).toEqual(expect.arrayContaining(['kubernet', 'helm', 'chart']));
+    expect(weak.explain?.abstain.unknown.terms).not.toContain('docker');
     expect(weak.explain?.abstain.terms.find((t) => t.term === 'kubernet')?.weight).toBeGreaterThan(
       weak.explain?.abstain.terms.find((t) => t.term === 'docker')?.weight as number,
     );
