@@ -15,7 +15,7 @@ const verbose = args.includes('--verbose');
 for (const row of rows) {
   if (!verbose || row.set !== (args[args.indexOf('--verbose') + 1] ?? 'lessons') || row.embedder !== 'static-use-256') continue;
   const tool = row.event !== null && row.event !== 'UserPromptSubmit';
-  const chosen = row.abstained || row.weak ? [] : chooseHits(row.results.map(hitOf), row.hook_query ?? row.q, { max: tool ? INJECT.toolMax : INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model });
+  const chosen = row.abstained || row.weak ? [] : chooseHits(row.results.map(hitOf), row.hook_query ?? row.q, { max: tool ? INJECT.toolMax : INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, keywordMargin: tool });
   const rel = new Set(row.relevant);
   const good = (h: SearchHit): boolean => (row.results.find((r) => r.id === h.id)?.mem ?? []).some((m) => rel.has(m));
   const bad = chosen.filter((c) => !good(c.hit));
