@@ -129,7 +129,7 @@ export function weakMatch(
     : !best
       ? 'nothing matched'
       : !lexical
-        ? `${Math.round(unknownShare * 100)} % of the query's weight is in words no memory holds (${unknownTerms.join(', ')}); the rule allows ${Math.round(maxUnknownShare * 100)} %; ${coverageText}${similarityText}`
+        ? `${Math.round(unknownShare * 100)} % of the query's weight is in words no memory holds (${unknownTerms.join(', ')}); the rule allows ${Number((maxUnknownShare * 100).toFixed(1))} %; ${coverageText}${similarityText}`
         : `${coverageText}; the rule needs ${Math.round(needed * 100)} % (${Math.round(agreedCoverage * 100)} % when both lists agree${semantic !== undefined ? `, or a vector similarity of ${semantic}` : ''})`;
   return {
     weak,
