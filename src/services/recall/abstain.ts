@@ -103,7 +103,10 @@ export function weakMatch(
 ): WeakMatchVerdict {
   const { coverage: needed, agreedCoverage, maxUnknownShare } = TUNING.abstain;
   const unseen = idf(UNSEEN_TERM);
-  const weighted = terms.map((term) => ({ term, weight: Math.round(idf(term) * 1000) / 1000, unknown: idf(term) >= unseen }));
+  const weighted = terms.map((term) => {
+    const weight = idf(term);
+    return { term, weight: Math.round(weight * 1000) / 1000, unknown: weight >= unseen };
+  });
   const total = weighted.reduce((sum, t) => sum + t.weight, 0);
   const unknownWeight = weighted.reduce((sum, t) => sum + (t.unknown ? t.weight : 0), 0);
   const unknownShare = total > 0 ? unknownWeight / total : 0;
