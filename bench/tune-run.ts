@@ -669,6 +669,10 @@ function abstainExplore(all: Record<string, QuerySignals[]>): void {
       : ([[0.3, 0.15, 0.05], [0.35, 0.15, 0.05], [0.3, 0.1, 0.05], [0.25, 0.1, 0.05], [0.4, 0.15, 0.05]] as const))) {
       if (!grid) add(`unknown share ≤ ${u} (or sure), base ${c}/${a}/+${d}`, (q, cell) =>
         q.hits.some((h) => h.similarity >= semanticOf(cell.embedder, d) || (baseHit(h, c, a, semanticOf(cell.embedder, d)) && (unknownShare.get(q) ?? 0) <= u)));
+      add(`known-weight coverage, unknown share ≤ ${u} unless agreed ≥ ${a} of all weight (or sure), base ${c}/${a}/+${d}`, (q, cell) => {
+        const known = 1 - (unknownShare.get(q) ?? 0);
+        return q.hits.some((h) => h.similarity >= semanticOf(cell.embedder, d) || (h.agreed && h.coverage >= a) || ((unknownShare.get(q) ?? 0) <= u && baseHit({ ...h, coverage: known > 0 ? h.coverage / known : 0 }, c, a, 9)));
+      });
       add(`known-weight coverage, unknown share ≤ ${u} (or sure), base ${c}/${a}/+${d}`, (q, cell) => {
         const known = 1 - (unknownShare.get(q) ?? 0);
         return q.hits.some((h) => h.similarity >= semanticOf(cell.embedder, d) || ((unknownShare.get(q) ?? 0) <= u && baseHit({ ...h, coverage: known > 0 ? h.coverage / known : 0 }, c, a, 9)));

@@ -86,13 +86,13 @@ export interface WeakMatchVerdict {
 }
 
 /**
- * The weak-match rule, shared by `engram search` and the hooks. Words no memory of the store holds (they weigh the
- * most: an unseen term's IDF) are the store saying it does not know the topic: when they hold more than
- * `maxUnknownShare` of the query's weight the search stays silent. Otherwise it answers when one of its top results
- * covers enough of the weight of the words the store does know (each weighs its IDF, so the rare, telling word
- * counts more than a common one), or less when the keyword and vector lists agree on that result. A top result whose
- * vector similarity alone reaches what the model is sure of answers either way. Everything else is a nearest
- * neighbour, not an answer. Constants and how they were chosen: tuning.ts.
+ * The weak-match rule, shared by `engram search` and the hooks. A top result both lists agree on that holds some of
+ * the query's weight, or whose vector similarity alone reaches what the model is sure of, answers. Otherwise words no
+ * memory of the store holds (they weigh the most: an unseen term's IDF) are the store saying it does not know the
+ * topic: when they hold more than `maxUnknownShare` of the query's weight the search stays silent; else it answers
+ * when one of its top results covers enough of the weight of the words the store does know (each weighs its IDF,
+ * so the rare, telling word counts more than a common one). Everything else is a nearest neighbour, not an answer.
+ * Constants and how they were chosen: tuning.ts.
  */
 export function weakMatch(
   terms: readonly string[],
@@ -112,14 +112,18 @@ export function weakMatch(
   const unknownShare = total > 0 ? unknownWeight / total : 0;
   const known = total - unknownWeight;
   const lexical = unknownShare <= maxUnknownShare;
-  const rule = `stay silent when words no memory holds are more than ${maxUnknownShare} of the query's weight; else answer when a top result covers ≥ ${needed} of the weight of the words the store holds, or ≥ ${agreedCoverage} when keyword and vector search agree on it${semantic !== undefined ? `; or when its vector similarity is ≥ ${semantic}` : ''}`;
+  const rule = `answer when keyword and vector search agree on a top result covering ≥ ${agreedCoverage} of the query's weight${semantic !== undefined ? `, or its vector similarity is ≥ ${semantic}` : ''}; else stay silent when words no memory holds are more than ${maxUnknownShare} of the query's weight, and answer when a top result covers ≥ ${needed} of the weight of the words the store holds`;
   let best: WeakMatchVerdict['best'] = null;
   let speaks = false;
   for (const candidate of candidates) {
     const matched = weighted.filter((t) => candidate.terms.has(t.term));
-    const coverage = known > 0 ? matched.reduce((sum, t) => sum + t.weight, 0) / known : 0;
+    const held = matched.reduce((sum, t) => sum + t.weight, 0);
+    const coverage = known > 0 ? held / known : 0;
     if (!best || coverage > best.coverage) best = { id: candidate.id, coverage: Math.round(coverage * 1000) / 1000, matched: matched.map((t) => t.term), agreed: candidate.agreed };
     if (lexical && (coverage >= needed || (candidate.agreed && coverage >= agreedCoverage))) speaks = true;
+    // Both lists agreeing on a result that holds some of the whole query is evidence of its own, unknown words or not
+    // (a query that spells an identifier the memory splits — "buildkit" against "BuildKit" — has one).
+    if (candidate.agreed && total > 0 && held / total >= agreedCoverage) speaks = true;
     if (semantic !== undefined && candidate.similarity !== null && candidate.similarity >= semantic) speaks = true;
   }
   const unknownTerms = weighted.filter((t) => t.unknown).map((t) => t.term);

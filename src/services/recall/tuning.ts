@@ -152,7 +152,7 @@ export const TUNING = {
     top: 3,
     coverage: 0.45,
     agreedCoverage: 0.15,
-    maxUnknownShare: 0.575,
+    maxUnknownShare: 0.5,
     /** …or a top result's vector similarity alone reaches this, per embedder kind: a paraphrase that shares no
      * word with its answer is still an answer when the model is sure (USE lite's similarities run higher than the
      * distilled models'). */

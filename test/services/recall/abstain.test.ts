@@ -68,19 +68,23 @@ describe('weakMatch', () => {
   it('stays silent when words no memory holds carry most of the query, however well a result covers the rest', () => {
     // 5.9 is the store's weight for a word no memory holds (the IDF of the unseen term).
     const weights = (known: Record<string, number>) => (term: string) => known[term] ?? 5.9;
-    const verdict = weakMatch(['terraform', 'plan'], weights({ plan: 3.9 }), [candidate(1, ['plan'], true)]);
+    const verdict = weakMatch(['terraform', 'plan'], weights({ plan: 3.9 }), [candidate(1, ['plan'])]);
     expect(verdict.unknown).toEqual({ terms: ['terraform'], share: 0.602 });
+    expect(verdict.best).toMatchObject({ coverage: 1 });
     expect(verdict.weak).toMatch(/60 % of the query's weight is in words no memory holds \(terraform\)/);
-    // …unless the vectors are sure.
-    expect(weakMatch(['terraform', 'plan'], weights({ plan: 3.9 }), [candidate(1, ['plan'], false, 0.9)], 0.7).weak).toBeNull();
     expect(TUNING.abstain.maxUnknownShare).toBeLessThan(0.602);
+    // …unless the vectors are sure, or both lists agree on a result holding enough of the whole query.
+    expect(weakMatch(['terraform', 'plan'], weights({ plan: 3.9 }), [candidate(1, ['plan'], false, 0.9)], 0.7).weak).toBeNull();
+    expect(weakMatch(['terraform', 'plan'], weights({ plan: 3.9 }), [candidate(1, ['plan'], true)]).weak).toBeNull();
+    expect(weakMatch(['terraform', 'plan', 'cloud'], weights({ plan: 0.5, cloud: 5 }), [candidate(1, ['plan'], true)]).weak).not.toBeNull();
   });
 
   it('measures coverage over the weight of the words the store holds', () => {
-    const weights = (term: string) => ({ a: 2, b: 2 })[term] ?? 5;
-    // `zzz` is unknown (5 of 9, under the share allowed); `a` is half of the known weight: an answer. Counted over
-    // the whole query (2 of 9) it would not be.
-    expect(TUNING.abstain.maxUnknownShare).toBeGreaterThan(5 / 9);
+    const weights = (term: string) => ({ a: 3, b: 3 })[term] ?? 5;
+    // `zzz` is unknown (5 of 11, under the share allowed); `a` is half of the known weight: an answer. Counted over
+    // the whole query (3 of 11) it would not be.
+    expect(TUNING.abstain.maxUnknownShare).toBeGreaterThan(5 / 11);
+    expect(TUNING.abstain.coverage).toBeGreaterThan(3 / 11);
     const verdict = weakMatch(['a', 'b', 'zzz'], weights, [candidate(1, ['a'])]);
     expect(verdict.best).toMatchObject({ id: 1, coverage: 0.5 });
     expect(verdict.weak).toBeNull();

@@ -107,7 +107,8 @@ describe('search engine', () => {
     // 120 near-identical engrams in another project crowd the nearest neighbours.
     for (let i = 0; i < 120; i++) addEngram(store, { text: `Cache invalidation rule number ${i} for the storefront.`, project: 'shop' });
     addEngram(store, { text: 'Cache invalidation for the blog happens on publish.', project: 'blog' });
-    const response = await engine(store).search({ query: 'cache invalidation rule', mode: 'vector', scope: { project: 'blog', includePersonal: false } });
+    // abstain: false — every memory shares the query's words here, so the abstain rule is not what this test is about.
+    const response = await engine(store).search({ query: 'cache invalidation rule', mode: 'vector', scope: { project: 'blog', includePersonal: false }, abstain: false });
     expect(response.results.map((r) => r.id)).toEqual([121]);
   });
 
