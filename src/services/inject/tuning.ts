@@ -33,7 +33,9 @@ export const INJECT = {
    * `node bench/inject-explore.mjs --dump FILE --variants`; relevant injected / precision, USE lite, lesson set):
    * none 57.9 / 75.9 %; one gap for all 1.2 → 53.7 / 83.6 %, 1.3 → 52.1 / 87.6 %, 1.5 → 48.4 / 89.3 %; one-term hits
    * only at 1.5 → 56.8 / 83.1 %; 1.5 / 1.1 → 55.8 / 84.1 %; **1.5 / 1.2 → 54.2 / 86.6 %** (ctx-use-256 57.4 / 85.9 %,
-   * static-use-256 58.9 / 86.8 %); 2 / 1.2 → 52.6 / 87.0 %. Skipping a runner-up that is a near-duplicate of the first
+   * static-use-256 58.9 / 86.8 %; with round 4's abstain rule 54.2 / 86.6, 57.4 / 85.9, 58.4 / 88.1 %, and on the
+   * test split 53.5 / 88.5, 53.5 / 83.1, 52.5 / 84.1 % against 56.4 / 77.0, 56.4 / 73.1, 55.4 / 73.7 % before);
+   * 2 / 1.2 → 52.6 / 87.0 %. Skipping a runner-up that is a near-duplicate of the first
    * (word Jaccard ≥ 0.2–0.4) changed nothing: the lessons that tie are different lessons sharing a word. The other
    * sets have no tool events.
    */
