@@ -2,7 +2,7 @@
 // replays the hooks' choice (services/inject chooseHits) with variants. Dev only: the dump refuses nothing itself,
 // so it checks every row's split.
 import { readFileSync } from 'node:fs';
-import { chooseHits, INJECT } from '../src/services/inject/index.js';
+import { chooseHits, contentTerms, INJECT } from '../src/services/inject/index.js';
 import { searchTerms, type SearchHit } from '../src/services/recall/index.js';
 
 const args = process.argv.slice(2);
@@ -64,7 +64,7 @@ function jaccard(a: Set<string>, b: Set<string>): number {
 }
 // Variants of the hooks' choice, scored like bench/inject.mjs (relevant injected over answerable, precision over
 // what answerable queries got, silence on unanswerable), per set and embedder.
-interface Variant { name: string; shipped?: boolean; toolGapMulti?: number; promptRel?: number; gapShortOnly?: boolean; dupJ?: number; promptBm25Gap?: number; toolGap?: number; promptGap?: number; gapUnlessStrong?: boolean; noShortTool?: boolean; toolMax?: number; promptMax?: number }
+interface Variant { name: string; exemptSingle?: boolean; shipped?: boolean; toolGapMulti?: number; promptRel?: number; gapShortOnly?: boolean; dupJ?: number; promptBm25Gap?: number; toolGap?: number; promptGap?: number; gapUnlessStrong?: boolean; noShortTool?: boolean; toolMax?: number; promptMax?: number }
 function chooseVariant(row: Row, v: Variant) {
   const tool = row.event !== null && row.event !== 'UserPromptSubmit';
   if (row.abstained || row.weak) return [];
@@ -73,7 +73,8 @@ function chooseVariant(row: Row, v: Variant) {
   let chosen = chooseHits(hits, row.hook_query ?? row.q, { max: tool ? (v.toolMax ?? INJECT.toolMax) : (v.promptMax ?? INJECT.promptMax), alreadyShown: new Set(), embedderKind: row.model, keywordMargin: tool && v.shipped === true });
   if (tool && v.noShortTool) chosen = chosen.filter((c) => c.relevance.reason === 'semantic' || c.relevance.matched >= 2);
   const gap = tool ? v.toolGap : v.promptGap;
-  if (gap !== undefined && chosen.length > 0 && hits.length > 1) {
+  const single = contentTerms(row.hook_query ?? row.q).size <= 1;
+  if (gap !== undefined && chosen.length > 0 && hits.length > 1 && !(v.exemptSingle && single)) {
     const first = chosen[0] as (typeof chosen)[number];
     const strong = first.relevance.matched >= INJECT.lexical.strongMatched;
     const a = hits[0] as SearchHit;
@@ -97,6 +98,7 @@ if (args.includes('--variants')) {
   for (const g of [1.05, 1.1, 1.2]) variants.push({ name: `prompt score gap ≥ ${g}`, promptGap: g });
   for (const r of [0.6, 0.75, 0.8]) for (const g of [1.2, 1.3]) variants.push({ name: `tool gap ≥ ${g} unless strong, prompt rel ${r}`, toolGap: g, gapUnlessStrong: true, promptRel: r });
   for (const g of [1.1, 1.2, 1.3, 1.5, 2]) variants.push({ name: `tool gap ≥ ${g} for one-term matches only`, toolGap: g, gapShortOnly: true });
+  variants.push({ name: 'one-term 1.5, others 1.2, one-word calls exempt', toolGap: 1.5, toolGapMulti: 1.2, gapUnlessStrong: true, exemptSingle: true });
   for (const g of [1.3, 1.5, 2]) for (const m of [1.05, 1.1, 1.15, 1.2, 1.3]) variants.push({ name: `tool gap one-term ≥ ${g}, others ≥ ${m} unless strong`, toolGap: g, toolGapMulti: m, gapUnlessStrong: true });
   for (const g of [1.2, 1.3, 1.5]) for (const j of [0.2]) variants.push({ name: `tool gap ≥ ${g} unless strong, dup J ${j}`, toolGap: g, gapUnlessStrong: true, dupJ: j });
   const keys = [...new Set(rows.map((r) => `${r.set}|${r.embedder}`))];
