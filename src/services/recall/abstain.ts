@@ -89,7 +89,9 @@ export interface WeakMatchVerdict {
  * The weak-match rule, shared by `engram search` and the hooks. A top result both lists agree on that holds some of
  * the query's weight, or whose vector similarity alone reaches what the model is sure of, answers. Otherwise words no
  * memory of the store holds (they weigh the most: an unseen term's IDF) are the store saying it does not know the
- * topic: when they hold more than `maxUnknownShare` of the query's weight the search stays silent; else it answers
+ * topic (in a store of at least `smallStore.below` memories: in a smaller one most everyday words are unknown, and
+ * round 3's rule applies): when they hold more than `maxUnknownShare` of the query's weight the search stays silent;
+ * else it answers
  * when one of its top results covers enough of the weight of the words the store does know (each weighs its IDF,
  * so the rare, telling word counts more than a common one). Everything else is a nearest neighbour, not an answer.
  * Constants and how they were chosen: tuning.ts.
@@ -101,18 +103,25 @@ export function weakMatch(
   /** The embedder kind's similarity that counts as an answer on its own (TUNING.abstain.similarity), if any. */
   semantic?: number,
 ): WeakMatchVerdict {
-  const { coverage: needed, agreedCoverage, maxUnknownShare } = TUNING.abstain;
+  const { agreedCoverage, maxUnknownShare, smallStore } = TUNING.abstain;
   const unseen = idf(UNSEEN_TERM);
+  // wink gives a word no memory holds ln(2N + 2) in a store of N memories. Below smallStore.below memories most
+  // everyday words are unseen, so no word counts as unknown and coverage is of the whole query, as in round 3.
+  const large = unseen >= Math.log(2 * smallStore.below + 2) - 1e-9;
+  const needed = large ? TUNING.abstain.coverage : smallStore.coverage;
   const weighted = terms.map((term) => {
     const weight = idf(term);
-    return { term, weight: Math.round(weight * 1000) / 1000, unknown: weight >= unseen };
+    return { term, weight: Math.round(weight * 1000) / 1000, unknown: large && weight >= unseen };
   });
   const total = weighted.reduce((sum, t) => sum + t.weight, 0);
   const unknownWeight = weighted.reduce((sum, t) => sum + (t.unknown ? t.weight : 0), 0);
   const unknownShare = total > 0 ? unknownWeight / total : 0;
   const known = total - unknownWeight;
   const lexical = unknownShare <= maxUnknownShare;
-  const rule = `answer when keyword and vector search agree on a top result covering ≥ ${agreedCoverage} of the query's weight${semantic !== undefined ? `, or its vector similarity is ≥ ${semantic}` : ''}; else stay silent when words no memory holds are more than ${maxUnknownShare} of the query's weight, and answer when a top result covers ≥ ${needed} of the weight of the words the store holds`;
+  const agreement = `answer when keyword and vector search agree on a top result covering ≥ ${agreedCoverage} of the query's weight${semantic !== undefined ? `, or its vector similarity is ≥ ${semantic}` : ''}`;
+  const rule = large
+    ? `${agreement}; else stay silent when words no memory holds are more than ${maxUnknownShare} of the query's weight, and answer when a top result covers ≥ ${needed} of the weight of the words the store holds`
+    : `${agreement}; else (a store of fewer than ${smallStore.below} memories) answer when a top result covers ≥ ${needed} of the query's weight`;
   let best: WeakMatchVerdict['best'] = null;
   let speaks = false;
   for (const candidate of candidates) {

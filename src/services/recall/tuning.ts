@@ -155,6 +155,13 @@ export const TUNING = {
     coverage: 0.45,
     agreedCoverage: 0.15,
     maxUnknownShare: 0.5,
+    /**
+     * Stores of fewer than `below` memories keep round 3's rule: no word counts as unknown and a top result must cover
+     * `coverage` of the whole query's weight. In a handful of engrams most everyday words are unseen (the demo's 13 do
+     * not hold "fix", "flow", "add": its refund prompt was 55 % unknown, and 39 % covered with them counted). Every
+     * labelled store holds 150–250 memories, so the figures above are unchanged by it: a safety rule, not measured.
+     */
+    smallStore: { below: 100, coverage: 0.35 },
     /** …or a top result's vector similarity alone reaches this, per embedder kind: a paraphrase that shares no
      * word with its answer is still an answer when the model is sure (USE lite's similarities run higher than the
      * distilled models'). */
