@@ -49,6 +49,9 @@ const pct = (a: number, b: number): string => (b === 0 ? '-' : `${((100 * a) / b
 const sweep = args.includes('--sweep');
 const seen: Array<{ set: string; query: { q: string; relevant: string[]; event?: string; hook_query?: string }; response: SearchResponse; ids: (id: number) => readonly string[] }> = [];
 const rows: Array<Record<string, string | number>> = [];
+// --dump FILE: every hook-mode response with its hits (dev analysis of the relevance rule).
+const dump = args.includes('--dump') ? option('--dump', '') : null;
+const dumped: unknown[] = [];
 const settings = loadSettings(readEnv());
 
 for (const embedder of embedders) {
@@ -74,6 +77,13 @@ for (const embedder of embedders) {
           const hookMode: SearchMode = query.event && query.event !== 'UserPromptSubmit' ? INJECT.toolMode : embedder === 'none' ? 'bm25' : 'hybrid';
           const max = query.event && query.event !== 'UserPromptSubmit' ? INJECT.toolMax : INJECT.promptMax;
           if (sweep && mode === hookMode) seen.push({ set, query, response, ids: memoryIdsOf });
+          if (dump && mode === hookMode) {
+            dumped.push({
+              set, split, embedder, q: query.q, hook_query: query.hook_query ?? null, event: query.event ?? null, relevant: query.relevant,
+              abstained: response.abstained, weak: response.weak, model: response.model ? kindOf(embedder) : null,
+              results: response.results.map((hit) => ({ id: hit.id, mem: [...memoryIdsOf(hit.id)], score: hit.score, ranks: hit.ranks, signals: hit.signals, title: hit.engram.title, text: hit.engram.text, category: hit.engram.category, tags: hit.engram.tags, updated_at: hit.engram.updated_at, created_at: hit.engram.created_at })),
+            });
+          }
           // Hooks search with the abstain rule on; the bench asks for the ranking anyway, and `weak` says the rule
           // would have stayed silent (the hook then injects nothing).
           const chosen = response.abstained || response.weak
@@ -82,6 +92,7 @@ for (const embedder of embedders) {
                 max,
                 alreadyShown: new Set(),
                 embedderKind: response.model ? kindOf(embedder) : null,
+                keywordMargin: Boolean(query.event && query.event !== 'UserPromptSubmit') && mode === 'bm25',
               });
           for (const key of [mode, ...(mode === hookMode ? ['as hooks run'] : [])]) {
             const t = tally(key);
@@ -124,6 +135,7 @@ console.log(
   ].join('\n'),
 );
 if (args.includes('--json')) console.log(JSON.stringify(rows));
+if (dump) (await import('node:fs')).writeFileSync(dump, JSON.stringify(dumped));
 
 if (sweep) {
   const tunable = INJECT as unknown as { relativeScore: number; promptMax: number; lexical: Record<string, number> };

@@ -60,6 +60,8 @@ export interface QuerySignals {
   anchor: Record<string, number[]>;
   /** For the same union: the share of the query's weight its terms hold. */
   coverage: Record<string, number>;
+  /** For the same union: which query terms it holds (joint-coverage rules look at them). */
+  held?: Record<string, string[]>;
 }
 
 function choiceOf(name: string): EmbedderChoice {
@@ -121,6 +123,7 @@ export async function collect(set: EvalSetName, embedder: string): Promise<Query
           vector: [],
           anchor: {},
           coverage: {},
+          held: {},
         };
         byQuery.set(query.q, entry);
         const list = response.results.map((hit) => {
@@ -146,6 +149,7 @@ export async function collect(set: EvalSetName, embedder: string): Promise<Query
         for (const key of union) {
           const held = termsOf.get(key) ?? new Set<string>();
           entry.coverage[key] = total > 0 ? entry.terms.filter((t) => held.has(t.term)).reduce((sum, t) => sum + t.weight, 0) / total : 0;
+          (entry.held ??= {})[key] = entry.terms.filter((t) => held.has(t.term)).map((t) => t.term);
         }
         const active = model as Embedder | null;
         const space = active && store ? store.vectors().findSpace(active.model, active.dim) : undefined;
@@ -501,6 +505,187 @@ function report(all: Record<string, QuerySignals[]>): void {
   console.log(out.join('\n'));
 }
 
+
+// ---------------------------------------------------------------------------------------------------------------
+// Round 4 (gates): abstain rules beyond IDF-weighted coverage, replayed on the shipped ranking (dev only).
+// `--abstain-explore` prints the dev trade-off of each rule family instead of the report above.
+
+interface AbstainHit {
+  key: string;
+  coverage: number;
+  held: Set<string>;
+  agreed: boolean;
+  similarity: number;
+  /** Similarity as a z-score against the query's similarity to every memory of its store. */
+  zStore: number;
+  /** Similarity as a z-score within the query's 50 nearest. */
+  z50: number;
+}
+interface AbstainQuery {
+  signals: QuerySignals;
+  top: ListEntry[];
+  hits: AbstainHit[];
+  /** BM25's first score over its second (Infinity when alone). */
+  gap: number;
+  weights: Array<{ term: string; weight: number }>;
+}
+interface AbstainCell {
+  set: EvalSetName;
+  embedder: string;
+  queries: AbstainQuery[];
+}
+
+function abstainCells(all: Record<string, QuerySignals[]>): AbstainCell[] {
+  const shipped = variants().find((v) => v.name.includes('shipped')) as Variant;
+  const cells: AbstainCell[] = [];
+  for (const [key, signals] of Object.entries(all)) {
+    const [embedder, set] = key.split('|') as [string, EvalSetName];
+    const { ranked } = replaySet(signals, set, embedder, shipped);
+    cells.push({
+      set,
+      embedder,
+      queries: signals.map((q) => {
+        const top = (ranked.get(q.q) as Ranked).entries.slice(0, TUNING.abstain.top);
+        const { bm25, vector } = engineLists(q, embedder);
+        const rank = (list: ListEntry[], k: string): number => list.findIndex((e) => e.key === k) + 1 || Infinity;
+        const all = q.vector.map((e) => e.score);
+        const stats = (xs: number[]): [number, number] => {
+          const m = xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+          return [m, Math.sqrt(xs.reduce((a, b) => a + (b - m) ** 2, 0) / Math.max(1, xs.length))];
+        };
+        const [mAll, sAll] = stats(all);
+        const [m50, s50] = stats(vector.slice(0, 50).map((e) => e.score));
+        const simOf = new Map(q.vector.map((e) => [e.key, e.score]));
+        const inList = new Set(vector.map((e) => e.key));
+        const hits = top.map((e) => {
+          const s = simOf.get(e.key) ?? 0;
+          return {
+            key: e.key,
+            coverage: q.coverage[e.key] ?? 0,
+            held: new Set(q.held?.[e.key] ?? []),
+            agreed: rank(bm25, e.key) <= TUNING.abstain.top && rank(vector, e.key) <= TUNING.abstain.top,
+            similarity: inList.has(e.key) ? s : 0,
+            zStore: sAll > 0 ? (s - mAll) / sAll : 0,
+            z50: s50 > 0 ? (s - m50) / s50 : 0,
+          };
+        });
+        const gap = bm25[1] ? (bm25[0] as ListEntry).score / (bm25[1] as ListEntry).score : bm25[0] ? Infinity : 0;
+        return { signals: q, top, hits, gap, weights: q.terms };
+      }),
+    });
+  }
+  return cells;
+}
+
+/** Mean over cells (and the worst cell) of silence on unanswerable queries and answerable recall@3 kept. */
+function scoreRule(cells: AbstainCell[], speaks: (q: AbstainQuery, cell: AbstainCell) => boolean): { silence: number; kept: number; perSet: Record<string, [number, number]>; minSilence: number; minKept: number } {
+  let silence = 0;
+  let kept = 0;
+  let minSilence = 1;
+  let minKept = 1;
+  const perSet: Record<string, [number, number]> = {};
+  for (const cell of cells) {
+    const un = cell.queries.filter((q) => q.signals.relevant.length === 0);
+    const an = cell.queries.filter((q) => q.signals.relevant.length > 0);
+    const s = un.filter((q) => !speaks(q, cell)).length / Math.max(1, un.length);
+    const r3 = an.reduce((sum, q) => sum + judge(q.signals, q.top, 3).recall, 0);
+    const k = an.reduce((sum, q) => sum + (speaks(q, cell) ? judge(q.signals, q.top, 3).recall : 0), 0) / Math.max(1e-9, r3);
+    silence += s;
+    kept += k;
+    minSilence = Math.min(minSilence, s);
+    minKept = Math.min(minKept, k);
+    const p = (perSet[cell.set] ??= [0, 0]);
+    p[0] += s / 3;
+    p[1] += k / 3;
+  }
+  return { silence: silence / cells.length, kept: kept / cells.length, perSet, minSilence, minKept };
+}
+
+const semanticOf = (embedder: string, delta: number): number => (({ 'use-lite': 0.7, transformers: 0.55 })[kindOf(embedder)] ?? 1) + delta;
+
+/** The shipped rule's per-hit test. */
+const baseHit = (h: AbstainHit, cov: number, agreed: number, sure: number): boolean => h.coverage >= cov || (h.agreed && h.coverage >= agreed) || h.similarity >= sure;
+
+/** The query's salient terms: those weighing at least `share` of its heaviest term. */
+const salient = (q: AbstainQuery, share: number): string[] => {
+  const max = Math.max(0, ...q.weights.map((t) => t.weight));
+  return q.weights.filter((t) => t.weight >= share * max).map((t) => t.term);
+};
+
+function abstainExplore(all: Record<string, QuerySignals[]>): void {
+  const cells = abstainCells(all);
+  const rows: Array<{ name: string; r: ReturnType<typeof scoreRule> }> = [];
+  const add = (name: string, speaks: (q: AbstainQuery, cell: AbstainCell) => boolean): void => {
+    rows.push({ name, r: scoreRule(cells, speaks) });
+  };
+  for (const [c, a, d] of [[0.3, 0.15, 0], [0.35, 0.15, 0.05], [0.4, 0.15, 0.05], [0.45, 0.15, 0.05], [0.45, 1, 0], [0.5, 0.2, 0.05], [0.5, 1, 1], [0.6, 0.3, 0.05]] as const) {
+    add(`base ${c}/${a}/+${d}`, (q, cell) => q.hits.some((h) => baseHit(h, c, a, semanticOf(cell.embedder, d))));
+  }
+  // Joint coverage: the hit that speaks must also hold every salient term of the query.
+  for (const share of [0.5, 0.7, 0.8, 0.9, 1]) {
+    for (const [c, a, d] of [[0.25, 0.1, 0.05], [0.3, 0.15, 0.05], [0.35, 0.15, 0.05]] as const) {
+      add(`joint salient ≥${share}·max, base ${c}/${a}/+${d}`, (q, cell) => {
+        const need = salient(q, share);
+        return q.hits.some((h) => baseHit(h, c, a, semanticOf(cell.embedder, d)) && (h.similarity >= semanticOf(cell.embedder, d) || need.every((t) => h.held.has(t))));
+      });
+    }
+  }
+  // Joint coverage of the two heaviest terms (for queries of at least two terms).
+  for (const n of [2, 3]) {
+    for (const [c, a, d] of [[0.25, 0.1, 0.05], [0.35, 0.15, 0.05]] as const) {
+      add(`joint top-${n} terms, base ${c}/${a}/+${d}`, (q, cell) => {
+        const need = [...q.weights].sort((x, y) => y.weight - x.weight).slice(0, n).map((t) => t.term);
+        return q.hits.some((h) => baseHit(h, c, a, semanticOf(cell.embedder, d)) && (h.similarity >= semanticOf(cell.embedder, d) || need.every((t) => h.held.has(t))));
+      });
+    }
+  }
+  // The store-relative similarity of the hit (z against every memory of the store) as the agreement signal.
+  for (const z of [2, 2.5, 3, 3.5, 4]) {
+    for (const [c, a] of [[0.35, 0.15], [0.45, 0.15], [0.45, 0.25], [0.5, 0.2]] as const) {
+      add(`zStore ≥${z} & cov ≥${a}, or cov ≥${c}`, (q) => q.hits.some((h) => h.coverage >= c || (h.zStore >= z && h.coverage >= a)));
+      add(`zStore ≥${z} & cov ≥${a}, or cov ≥${c}, or agreed ≥0.15, or sure`, (q, cell) => q.hits.some((h) => h.coverage >= c || (h.zStore >= z && h.coverage >= a) || baseHit(h, 9, 0.15, semanticOf(cell.embedder, 0.05))));
+    }
+  }
+  // zStore + BM25 gap as a confidence.
+  for (const z of [2.5, 3, 3.5]) for (const g of [1.2, 1.5, 2]) {
+    add(`base 0.35/0.15/+0.05 and (top zStore ≥${z} or gap ≥${g} or cov ≥0.5)`, (q, cell) =>
+      q.hits.some((h) => baseHit(h, 0.35, 0.15, semanticOf(cell.embedder, 0.05))) && (q.gap >= g || q.hits.some((h) => h.zStore >= z || h.coverage >= 0.5)));
+  }
+  // Words no memory of the store holds (IDF of an unseen term): a query that is mostly such words is about something
+  // the store does not know, whatever a common word it shares with a memory.
+  const unknownShare = new Map<AbstainQuery, number>();
+  for (const cell of cells) {
+    for (const q of cell.queries) {
+      // The IDF wink gives a term no document holds, in this query's store (q.vector lists every memory of it).
+      const unseen = Math.log((q.signals.vector.length + 0.5) / 0.5 + 1);
+      const total = q.weights.reduce((s, t) => s + t.weight, 0);
+      unknownShare.set(q, total > 0 ? q.weights.filter((t) => t.weight >= unseen - 2e-3).reduce((s, t) => s + t.weight, 0) / total : 0);
+    }
+  }
+  const grid = args.includes('--fine');
+  for (const u of grid ? [0.4, 0.45, 0.5, 0.55, 0.575, 0.6, 0.65, 0.7] : [0.3, 0.4, 0.5, 0.6]) {
+    for (const [c, a, d] of (grid
+      ? [0.25, 0.3, 0.35, 0.4, 0.425, 0.45, 0.5].flatMap((c) => [0.1, 0.15, 0.2].map((a) => [c, a, 0.05] as const))
+      : ([[0.3, 0.15, 0.05], [0.35, 0.15, 0.05], [0.3, 0.1, 0.05], [0.25, 0.1, 0.05], [0.4, 0.15, 0.05]] as const))) {
+      if (!grid) add(`unknown share ≤ ${u} (or sure), base ${c}/${a}/+${d}`, (q, cell) =>
+        q.hits.some((h) => h.similarity >= semanticOf(cell.embedder, d) || (baseHit(h, c, a, semanticOf(cell.embedder, d)) && (unknownShare.get(q) ?? 0) <= u)));
+      add(`known-weight coverage, unknown share ≤ ${u} unless agreed ≥ ${a} of all weight (or sure), base ${c}/${a}/+${d}`, (q, cell) => {
+        const known = 1 - (unknownShare.get(q) ?? 0);
+        return q.hits.some((h) => h.similarity >= semanticOf(cell.embedder, d) || (h.agreed && h.coverage >= a) || ((unknownShare.get(q) ?? 0) <= u && baseHit({ ...h, coverage: known > 0 ? h.coverage / known : 0 }, c, a, 9)));
+      });
+      add(`known-weight coverage, unknown share ≤ ${u} (or sure), base ${c}/${a}/+${d}`, (q, cell) => {
+        const known = 1 - (unknownShare.get(q) ?? 0);
+        return q.hits.some((h) => h.similarity >= semanticOf(cell.embedder, d) || ((unknownShare.get(q) ?? 0) <= u && baseHit({ ...h, coverage: known > 0 ? h.coverage / known : 0 }, c, a, 9)));
+      });
+    }
+  }
+  rows.sort((x, y) => y.r.kept - x.r.kept);
+  const p = (x: number): string => (100 * x).toFixed(args.includes("--fine") ? 1 : 0);
+  for (const { name, r } of rows) {
+    console.log(`${p(r.silence).padStart(3)} % silence, ${p(r.kept).padStart(3)} % kept (worst cell ${p(r.minSilence)} / ${p(r.minKept)}) | ${Object.entries(r.perSet).map(([s, v]) => `${s} ${p(v[0])}/${p(v[1])}`).join(' ')} | ${name}`);
+  }
+}
+
 const all: Record<string, QuerySignals[]> = {};
 for (const embedder of embedders) {
   for (const set of sets) {
@@ -510,4 +695,37 @@ for (const embedder of embedders) {
   }
 }
 console.error(`dev signals in ${cacheDir}`);
-report(all);
+if (args.includes('--abstain-unknown')) abstainUnknown(all);
+else if (args.includes('--abstain-dump')) abstainDump(all, option('--abstain-dump', 'lessons/use-lite'));
+else if (args.includes('--abstain-explore')) abstainExplore(all);
+else report(all);
+
+/** `--abstain-dump set/embedder`: each query of one cell with the shipped rule's verdict and its top hits' signals. */
+function abstainDump(all: Record<string, QuerySignals[]>, which: string): void {
+  const [set, embedder] = which.split('/') as [string, string];
+  const cell = abstainCells(all).find((c) => c.set === set && c.embedder === embedder);
+  if (!cell) return;
+  for (const q of cell.queries) {
+    const speaks = q.hits.some((h) => baseHit(h, TUNING.abstain.coverage, TUNING.abstain.agreedCoverage, semanticOf(embedder, 0.05)));
+    const r3 = q.signals.relevant.length ? judge(q.signals, q.top, 3).recall : null;
+    console.log(`${q.signals.relevant.length ? `ANS r3=${r3?.toFixed(2)}` : 'UNANS'} ${speaks ? 'speaks' : 'silent'} gap ${q.gap.toFixed(2)} | ${q.signals.q.slice(0, 90)} | ${q.weights.map((t) => `${t.term}:${t.weight.toFixed(1)}`).join(' ')}`);
+    for (const h of q.hits) console.log(`     ${q.signals.relevant.some((id) => id === h.key) ? '*' : ' '} ${h.key} cov ${h.coverage.toFixed(2)} [${[...h.held].join(',')}] ${h.agreed ? 'agreed' : ''} sim ${h.similarity.toFixed(2)} zS ${h.zStore.toFixed(1)} z50 ${h.z50.toFixed(1)}`);
+  }
+}
+
+/** `--abstain-unknown`: how often answerable and unanswerable queries hold words no memory of the store holds. */
+function abstainUnknown(all: Record<string, QuerySignals[]>): void {
+  for (const cell of abstainCells(all)) {
+    if (cell.embedder !== 'use-lite') continue;
+    const max = Math.max(...cell.queries.flatMap((q) => q.weights.map((t) => t.weight)));
+    const share = (q: AbstainQuery): number => {
+      const total = q.weights.reduce((s, t) => s + t.weight, 0);
+      return total > 0 ? q.weights.filter((t) => t.weight >= max - 1e-3).reduce((s, t) => s + t.weight, 0) / total : 0;
+    };
+    const line = (pick: (q: AbstainQuery) => boolean): string => {
+      const qs = cell.queries.filter(pick);
+      return [0, 0.01, 0.2, 0.3, 0.4, 0.5].map((e) => `${e}:${qs.filter((q) => share(q) > e).length}`).join(' ') + ` of ${qs.length}`;
+    };
+    console.log(`${cell.set} (max idf ${max.toFixed(2)}) unknown share > e — answerable ${line((q) => q.signals.relevant.length > 0)} | unanswerable ${line((q) => q.signals.relevant.length === 0)}`);
+  }
+}

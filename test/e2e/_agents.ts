@@ -146,9 +146,11 @@ export function logProblems(engramHome: string): string[] {
 }
 
 /**
- * The topic the recall tests talk about: one engram the prompt is about, one the first tool call (`git status`) is
- * about, and one pinned (shown at every session start). Wording shares the query's words on purpose: these tests pin
- * the plumbing (hooks → search → context → store), not ranking quality, which the eval bench measures.
+ * The topic the recall tests talk about: one engram the prompt is about, one the first tool call (`git status
+ * --ignored`) is about, and one pinned (shown at every session start). Wording shares the query's words on purpose:
+ * these tests pin the plumbing (hooks → search → context → store), not ranking quality, which the eval bench
+ * measures. The tool call holds two words the search keeps (`status` is a generic word): with `git` alone the two git
+ * engrams would tie, and a tool event injects only a clear winner (services/inject choose.ts).
  */
 export const TOPIC = {
   prompt: 'how do I push my rebased feature branch safely?',
@@ -159,7 +161,7 @@ export const TOPIC = {
       category: 'tooling/git',
     },
     status: {
-      text: 'The shop repo keeps generated files out of git; check git status before committing to catch stray build output.',
+      text: 'The shop repo keeps generated files out of git; check git status --ignored before committing to catch stray build output.',
       category: 'tooling/git',
     },
     pinned: { text: 'Run the whole test suite with npm test before pushing any branch.', category: 'workflow', pin: true },

@@ -11,7 +11,7 @@
  * One install (it compiles better-sqlite3, a minute or two) serves both tests:
  * - the install itself: the next session's records reach the store, no hook reports an error;
  * - recall (all seven hooks): a session about a topic engrams cover shows them to the model — the pinned one at
- *   SessionStart, the one the prompt is about at UserPromptSubmit, the one about `git status` at PreToolUse — and
+ *   SessionStart, the one the prompt is about at UserPromptSubmit, the one about `git status --ignored` at PreToolUse — and
  *   the store records the session, the prompt, what was shown, the tool calls (PostToolUse, PostToolUseFailure) and
  *   the SessionEnd job; an unrelated prompt injects nothing.
  * The hooks run as by default, with the background server on; after every session it is stopped, and nothing of the
@@ -210,14 +210,14 @@ describe.skipIf(!existsSync(RUN_CLAUDE))('a marketplace install in the real Clau
     const { push, status, pinned } = TOPIC.engrams;
     const [pushId, statusId, pinnedId] = seedEngrams(home, [push, status, pinned]) as [number, number, number];
 
-    // A session on the topic: `git status` (PreToolUse shows the engram about it; async PostToolUse records it),
+    // A session on the topic: `git status --ignored` (PreToolUse shows the engram about it; async PostToolUse records it),
     // a Read, then a command that fails (PostToolUseFailure), then the answer. The failing call comes last on
     // purpose: its hook runs synchronously, which gives the Read's async PostToolUse time to finish — Claude Code
     // 2.1.197 in -p mode skips SessionEnd hooks when an async hook is still running as the session ends.
     const on = session(
       TOPIC.prompt,
       [
-        { text: 'Checking the branch first.', tool: 'Bash', input: { command: 'git status', description: 'Show the working tree status' } },
+        { text: 'Checking the branch first.', tool: 'Bash', input: { command: 'git status --ignored', description: 'Show the working tree status' } },
         { tool: 'Read', input: { file_path: join(project, 'README.md') } },
         { tool: 'Bash', input: { command: 'git log -1', description: 'Show the last commit' } },
         { text: 'Use git push --force-with-lease on your own branch.' },
@@ -226,7 +226,7 @@ describe.skipIf(!existsSync(RUN_CLAUDE))('a marketplace install in the real Clau
     );
 
     // What the model was sent: before any tool ran, the pinned engram and the one the prompt is about; by the
-    // end, also the one about `git status`.
+    // end, also the one about `git status --ignored`.
     const main = requestLog(on.requests).filter((r) => r.path === '/v1/messages' && Array.isArray(r.body.tools));
     expect(main.length).toBe(4);
     const before = texts(main[0]?.body);
@@ -256,13 +256,13 @@ describe.skipIf(!existsSync(RUN_CLAUDE))('a marketplace install in the real Clau
       expect(store.activity.shown(on.id).map(({ engram_id, event, query }) => ({ engram_id, event, query }))).toEqual([
         { engram_id: pinnedId, event: 'SessionStart', query: null },
         { engram_id: pushId, event: 'UserPromptSubmit', query: TOPIC.prompt },
-        { engram_id: statusId, event: 'PreToolUse', query: 'Bash git status' },
+        { engram_id: statusId, event: 'PreToolUse', query: 'Bash git status --ignored' },
       ]);
       const tools = store.activity.toolEvents(on.id).map(({ tool_name, target, ok, error }) => ({ tool_name, target, ok, error }));
       expect(tools).toHaveLength(3);
       expect(tools).toEqual(
         expect.arrayContaining([
-          { tool_name: 'Bash', target: 'git status', ok: true, error: null },
+          { tool_name: 'Bash', target: 'git status --ignored', ok: true, error: null },
           { tool_name: 'Read', target: 'README.md', ok: true, error: null },
           { tool_name: 'Bash', target: 'git log -1', ok: false, error: expect.stringContaining('does not have any commits yet') },
         ]),

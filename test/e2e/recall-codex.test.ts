@@ -4,7 +4,7 @@
  * Codex's app-server) and the background server on, as by default. A store seeded with three engrams, then:
  *
  * - a session on their topic with one shell call: SessionStart shows the pinned engram, UserPromptSubmit the one the
- *   prompt is about, PreToolUse the one about `git status`; each reaches the model as a developer message, every
+ *   prompt is about, PreToolUse the one about `git status --ignored`; each reaches the model as a developer message, every
  *   hook completes, and the store holds the session, the prompt, what was shown, the tool call and the session-end job;
  * - a session with an unrelated prompt: only the pinned engram is shown.
  *
@@ -75,7 +75,7 @@ describe.skipIf(!existsSync(RUN_CODEX))('recall in the real Codex CLI', () => {
       // A session on the topic: a shell call, then the answer.
       const first = session(
         TOPIC.prompt,
-        [{ text: 'Checking the branch first.', shell: 'git status' }, { text: 'Use git push --force-with-lease on your own branch.' }],
+        [{ text: 'Checking the branch first.', shell: 'git status --ignored' }, { text: 'Use git push --force-with-lease on your own branch.' }],
         true,
       );
       const trusted = (JSON.parse(readFileSync(first.trust, 'utf8')) as { trusted: string[] }).trusted;
@@ -105,9 +105,9 @@ describe.skipIf(!existsSync(RUN_CODEX))('recall in the real Codex CLI', () => {
         expect(store.activity.shown(firstId).map(({ engram_id, event, query }) => ({ engram_id, event, query }))).toEqual([
           { engram_id: pinnedId, event: 'SessionStart', query: null },
           { engram_id: pushId, event: 'UserPromptSubmit', query: TOPIC.prompt },
-          { engram_id: statusId, event: 'PreToolUse', query: 'Bash git status' },
+          { engram_id: statusId, event: 'PreToolUse', query: 'Bash git status --ignored' },
         ]);
-        expect(store.activity.toolEvents(firstId)).toMatchObject([{ tool_name: 'Bash', target: 'git status', ok: true, error: null }]);
+        expect(store.activity.toolEvents(firstId)).toMatchObject([{ tool_name: 'Bash', target: 'git status --ignored', ok: true, error: null }]);
         // SessionEnd queued its job; the server runs it.
         const deadline = Date.now() + 20_000;
         while (store.jobs.get('session-end', firstId)?.status !== 'done' && Date.now() < deadline) await sleep(200);

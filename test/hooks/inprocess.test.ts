@@ -169,6 +169,18 @@ describe('tool events', () => {
     expect(Object.keys(output.hookSpecificOutput)).toEqual(['hookEventName', 'additionalContext']);
   });
 
+  it('PreToolUse stays silent when two memories tie on the words of the call (no clear keyword winner)', async () => {
+    const h = setup();
+    const store = h.open();
+    addEngram(store, { text: 'Coverage thresholds are per package; raising the global one made unrelated PRs fail.', category: 'testing' });
+    addEngram(store, { text: 'CI reads the Node version from .nvmrc; bump it there and in package.json engines together.', category: 'ci' });
+    store.close();
+    // `Read package.json` searches `package`: both lessons hold it once and score alike, so either is a coin toss.
+    expect(await h.run('PreToolUse', { tool_name: 'Read', tool_input: { file_path: join(h.cwd, 'package.json') }, tool_use_id: 'toolu_9' })).toBeNull();
+    // A call whose words one memory holds clearly still injects it.
+    expect(context(await h.run('PreToolUse', { tool_name: 'Read', tool_input: { file_path: join(h.cwd, 'coverage-thresholds.md') }, tool_use_id: 'toolu_10' }))).toContain('Coverage thresholds');
+  });
+
   it('accepts old and new tool names and Codex patches', async () => {
     const h = setup();
     const task = await h.run('PreToolUse', { tool_name: 'Task', tool_input: { description: 'check docker compose db for npm test', prompt: 'x' } });

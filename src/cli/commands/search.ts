@@ -61,8 +61,9 @@ function renderExplain(response: SearchResponse): string[] {
         ]
       : []),
     `query terms (weight = IDF in this store): ${terms || '—'}`,
+    `words no memory holds: ${abstain.unknown.terms.join(', ') || 'none'} (${Math.round(abstain.unknown.share * 100)} % of the weight)`,
     abstain.best
-      ? `best coverage: #${abstain.best.id} holds ${abstain.best.matched.join(', ') || 'none'} = ${Math.round(abstain.best.coverage * 100)} % of the weight${abstain.best.agreed ? ', and both lists put it in their top 3' : ''}`
+      ? `best coverage: #${abstain.best.id} holds ${abstain.best.matched.join(', ') || 'none'} = ${Math.round(abstain.best.coverage * 100)} % of the weight of the words the store holds${abstain.best.agreed ? ', and both lists put it in their top 3' : ''}`
       : 'best coverage: no result',
     `abstain rule: ${abstain.rule}`,
     `verdict: ${abstain.weak ? `silent: ${abstain.weak}` : 'answer'}`,

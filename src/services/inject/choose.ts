@@ -71,11 +71,32 @@ export interface Chosen {
   relevance: Relevance;
 }
 
+/**
+ * Does the keyword ranking have a clear winner? Its first hit must score `toolMargin` × its runner-up's BM25 score
+ * (more when the chosen hit matched a single query term), unless the chosen hit holds `strongMatched` terms. A tool
+ * call's query is a tool name and a path or two: when two memories score alike on it, the words matched are shared
+ * ones (`package`, `server`, `config`) and the first is a coin toss (services/inject/tuning.ts has the numbers).
+ */
+export function clearKeywordWinner(hits: readonly SearchHit[], first: Relevance): boolean {
+  const [top, runnerUp] = hits;
+  if (!top || !runnerUp || first.matched >= INJECT.lexical.strongMatched) return true;
+  const needed = first.matched >= 2 ? INJECT.toolMargin.terms : INJECT.toolMargin.oneTerm;
+  const best = top.signals.bm25 ?? 0;
+  const next = runnerUp.signals.bm25 ?? 0;
+  return next <= 0 || best >= needed * next;
+}
+
 /** The relevant hits not yet shown in this context, best first, at most `max`. */
 export function chooseHits(
   hits: readonly SearchHit[],
   query: string,
-  options: { max: number; alreadyShown: ReadonlySet<number>; embedderKind: string | null },
+  options: {
+    max: number;
+    alreadyShown: ReadonlySet<number>;
+    embedderKind: string | null;
+    /** A tool event searched with BM25 alone: inject only when its ranking has a clear winner ({@link clearKeywordWinner}). */
+    keywordMargin?: boolean;
+  },
 ): Chosen[] {
   const terms = contentTerms(query);
   const chosen: Chosen[] = [];
@@ -88,5 +109,7 @@ export function chooseHits(
     const found = relevance(hit, terms, options.embedderKind);
     if (found.reason) chosen.push({ hit, relevance: found });
   }
+  const first = chosen[0];
+  if (options.keywordMargin && first && !clearKeywordWinner(hits, first.relevance)) return [];
   return chosen;
 }

@@ -219,6 +219,7 @@ export async function injectForQuery(
     max: request.max,
     alreadyShown: shownSoFar(store, session.sessionId),
     embedderKind: response.model ? deps.embedderKind() : null,
+    keywordMargin: request.event !== 'UserPromptSubmit' && response.mode === 'bm25',
   });
   if (chosen.length === 0) return null;
   const block = renderBlock(

@@ -23,6 +23,23 @@ export const INJECT = {
    * noise; one memory per prompt (max 1) gave the same as 0.9.
    */
   relativeScore: 0.9,
+  /**
+   * Tool events (searched with BM25 alone) inject only when the keyword ranking has a clear winner: its first hit
+   * scores at least `oneTerm` × the runner-up's BM25 score when the chosen hit matched one query term, `terms` × when
+   * it matched two or three; a hit matching `lexical.strongMatched` terms or more is exempt (choose.ts
+   * clearKeywordWinner). Round 4 (issue 18 item 4): on the lesson set's dev split, PreToolUse injections were right
+   * 34 of 69 times against 72–81 of 80–90 for prompts, and the wrong ones were near-ties on shared words ("Read
+   * package.json": 3.44 against 3.44). Swept on the dev dump (`node bench/inject.mjs --splits dev --dump FILE`, then
+   * `node bench/inject-explore.mjs --dump FILE --variants`; relevant injected / precision, USE lite, lesson set):
+   * none 57.9 / 75.9 %; one gap for all 1.2 → 53.7 / 83.6 %, 1.3 → 52.1 / 87.6 %, 1.5 → 48.4 / 89.3 %; one-term hits
+   * only at 1.5 → 56.8 / 83.1 %; 1.5 / 1.1 → 55.8 / 84.1 %; **1.5 / 1.2 → 54.2 / 86.6 %** (ctx-use-256 57.4 / 85.9 %,
+   * static-use-256 58.9 / 86.8 %; with round 4's abstain rule 54.2 / 86.6, 57.4 / 85.9, 58.4 / 88.1 %, and on the
+   * test split 53.5 / 88.5, 53.5 / 83.1, 52.5 / 84.1 % against 56.4 / 77.0, 56.4 / 73.1, 55.4 / 73.7 % before);
+   * 2 / 1.2 → 52.6 / 87.0 %. Skipping a runner-up that is a near-duplicate of the first
+   * (word Jaccard ≥ 0.2–0.4) changed nothing: the lessons that tie are different lessons sharing a word. The other
+   * sets have no tool events.
+   */
+  toolMargin: { oneTerm: 1.5, terms: 1.2 },
   /** Candidates read from search before thresholds and de-duplication. */
   candidates: 10,
   /**

@@ -305,7 +305,8 @@ async function runSearch(out: HTMLElement, request: Record<string, unknown>): Pr
     silent ?? '',
     abstain ? el('div', { class: 'muted' }, `Rule: ${abstain.rule}`) : '',
     abstain ? el('div', { class: 'muted' }, `Query terms (IDF weight): ${abstain.terms.map((t) => `${t.term} ${t.weight.toFixed(2)}`).join(', ') || '—'}`) : '',
-    abstain?.best ? el('div', { class: 'muted' }, `Best coverage: #${abstain.best.id} covers ${Math.round(abstain.best.coverage * 100)} % (${abstain.best.matched.join(', ') || 'no terms'})${abstain.best.agreed ? '; both lists rank it top 3' : ''}`) : '',
+    abstain?.unknown.terms.length ? el('div', { class: 'muted' }, `Words no memory holds: ${abstain.unknown.terms.join(', ')} (${Math.round(abstain.unknown.share * 100)} % of the weight)`) : '',
+    abstain?.best ? el('div', { class: 'muted' }, `Best coverage: #${abstain.best.id} covers ${Math.round(abstain.best.coverage * 100)} % of the weight of the words the store holds (${abstain.best.matched.join(', ') || 'no terms'})${abstain.best.agreed ? '; both lists rank it top 3' : ''}`) : '',
     response.degraded ? el('div', { class: 'muted' }, `Degraded: ${response.degraded}`) : '',
   );
   const fusion = response.explain?.fusion;

@@ -110,7 +110,7 @@ export interface SearchView {
   }>;
   explain?: {
     fusion: { k: number; weights: { bm25: number; vector: number; anchor: number }; lists: { bm25: number; vector: number; anchor: number } };
-    abstain: { weak: string | null; terms: Array<{ term: string; weight: number }>; best: { id: number; coverage: number; matched: string[]; agreed: boolean } | null; rule: string };
+    abstain: { weak: string | null; terms: Array<{ term: string; weight: number }>; unknown: { terms: string[]; share: number }; best: { id: number; coverage: number; matched: string[]; agreed: boolean } | null; rule: string };
   };
 }
 export interface ReviewQueueView {

@@ -9,7 +9,8 @@ import { tempDir, tempStore } from '../../_helpers.js';
 
 const session = { sessionId: 'parallel-tools', agent: 'claude' as const, cwd: '/work/shop', transcriptPath: null };
 const env = { tags: [], agent: 'claude' as const, cwd: '/work/shop' };
-const request = { event: 'PreToolUse', query: 'docker buildkit cache in CI', max: 3, budget: 2_000, heading: 'Memories' };
+// The first lesson holds four of the call's words, so it is injected without the tool-event margin (choose.ts).
+const request = { event: 'PreToolUse', query: 'docker buildkit cache mount in CI', max: 3, budget: 2_000, heading: 'Memories' };
 
 function setup(sessionChars = 20_000) {
   const store = tempStore();

@@ -106,6 +106,40 @@ describe('chooseHits', () => {
   });
 });
 
+describe('chooseHits on a tool event searched with BM25 alone (keywordMargin)', () => {
+  // Two lessons that share one word of `Read package.json` score alike: which one comes first is a coin toss.
+  const tie = [
+    hit(1, 'Coverage thresholds are per package; raising the global one made unrelated PRs fail.', { bm25: 3.44 }),
+    hit(2, 'CI reads the Node version from .nvmrc; bump it there and in package.json engines together.', { bm25: 3.44 }),
+  ];
+  const options = { max: 2, alreadyShown: new Set<number>(), embedderKind: null };
+
+  it('stays silent when the keyword ranking has no clear winner', () => {
+    expect(chooseHits(tie, 'Read package.json', options).map((c) => c.hit.id)).toEqual([1]);
+    expect(chooseHits(tie, 'Read package.json', { ...options, keywordMargin: true })).toEqual([]);
+  });
+
+  it('injects when the first hit beats the runner-up by the margin its match needs', () => {
+    const { oneTerm, terms } = INJECT.toolMargin;
+    const ahead = (ratio: number) => [{ ...tie[0]!, signals: { bm25: 3.44 * ratio, vector: null } }, tie[1]!];
+    expect(chooseHits(ahead(oneTerm), 'Read package.json', { ...options, keywordMargin: true }).map((c) => c.hit.id)).toEqual([1]);
+    expect(chooseHits(ahead(oneTerm * 0.95), 'Read package.json', { ...options, keywordMargin: true })).toEqual([]);
+    // Two query terms matched: the smaller margin is enough.
+    const two = [hit(1, 'Docker builds need BuildKit on CI', { bm25: 6 * terms }), hit(2, 'Docker builds cache layers', { bm25: 6 })];
+    expect(chooseHits(two, 'Bash docker builds', { ...options, keywordMargin: true }).map((c) => c.hit.id)).toEqual([1]);
+    expect(chooseHits([{ ...two[0]!, signals: { bm25: 6 * terms * 0.95, vector: null } }, two[1]!], 'Bash docker builds', { ...options, keywordMargin: true })).toEqual([]);
+  });
+
+  it('exempts a hit that holds many query terms, and a ranking with a single hit', () => {
+    const strong = [
+      hit(1, 'git rebase origin main force push lease', { bm25: 10 }),
+      hit(2, 'git rebase origin main lockfile conflict', { bm25: 10 }),
+    ];
+    expect(chooseHits(strong, 'Bash git rebase origin/main --force', { ...options, keywordMargin: true }).length).toBeGreaterThan(0);
+    expect(chooseHits([tie[0]!], 'Read package.json', { ...options, keywordMargin: true }).map((c) => c.hit.id)).toEqual([1]);
+  });
+});
+
 describe('chooseHits with the engram terms it keeps between hooks', () => {
   it('judges an engram by its text of now: an edit of the same engram is analysed again', () => {
     const query = 'docker builds fail in CI';

@@ -107,7 +107,8 @@ describe('search engine', () => {
     // 120 near-identical engrams in another project crowd the nearest neighbours.
     for (let i = 0; i < 120; i++) addEngram(store, { text: `Cache invalidation rule number ${i} for the storefront.`, project: 'shop' });
     addEngram(store, { text: 'Cache invalidation for the blog happens on publish.', project: 'blog' });
-    const response = await engine(store).search({ query: 'cache invalidation rule', mode: 'vector', scope: { project: 'blog', includePersonal: false } });
+    // abstain: false — every memory shares the query's words here, so the abstain rule is not what this test is about.
+    const response = await engine(store).search({ query: 'cache invalidation rule', mode: 'vector', scope: { project: 'blog', includePersonal: false }, abstain: false });
     expect(response.results.map((r) => r.id)).toEqual([121]);
   });
 
@@ -296,6 +297,8 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
     const weak = await search.search({ query: 'kubernetes helm chart values for the docker registry', explain: true });
     expect(weak).toMatchObject({ abstained: 'weak-match', results: [] });
     expect(weak.weak).toMatch(/covers \d+ % of the query's weight/);
+    // Four engrams are too few to say a word is unknown to the store (TUNING.abstain.smallStore).
+    expect(weak.explain?.abstain.unknown.terms).toEqual([]);
     expect(weak.explain?.abstain.terms.find((t) => t.term === 'kubernet')?.weight).toBeGreaterThan(
       weak.explain?.abstain.terms.find((t) => t.term === 'docker')?.weight as number,
     );
@@ -303,6 +306,22 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
     expect(anyway.abstained).toBeNull();
     expect(anyway.weak).toBe(weak.weak);
     expect(anyway.results[0]?.engram.text).toContain('Docker');
+  });
+
+  it('stays silent when most of the query is words no memory of a large enough store holds', async () => {
+    const store = tempStore();
+    seed(store);
+    // Enough memories for unseen words to mean an unknown topic (TUNING.abstain.smallStore).
+    for (let i = 0; i < TUNING.abstain.smallStore.below; i++) addEngram(store, { text: `Release note ${i}: the changelog lists every fixed issue.` });
+    const search = engine(store);
+    const weak = await search.search({ query: 'kubernetes helm chart values for the docker registry', mode: 'bm25', explain: true });
+    // The words no memory holds, read from the real index (the IDF of the unseen term).
+    expect(weak.explain?.abstain.unknown.terms).toEqual(expect.arrayContaining(['kubernet', 'helm', 'chart']));
+    expect(weak.explain?.abstain.unknown.terms).not.toContain('docker');
+    expect(weak).toMatchObject({ abstained: 'weak-match', results: [] });
+    expect(weak.weak).toMatch(/% of the query's weight is in words no memory holds \(/);
+    // A query in the store's words still answers.
+    expect((await search.search({ query: 'docker buildkit cache mounts', mode: 'bm25' })).results[0]?.id).toBe(4);
   });
 
   it('adds the anchor list in hybrid mode only, and reports the fusion settings', async () => {

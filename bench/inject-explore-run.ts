@@ -1,0 +1,123 @@
+// Dev analysis of what hooks inject: reads the responses `node bench/inject.mjs --splits dev --dump FILE` wrote and
+// replays the hooks' choice (services/inject chooseHits) with variants. Dev only: the dump refuses nothing itself,
+// so it checks every row's split.
+import { readFileSync } from 'node:fs';
+import { chooseHits, contentTerms, INJECT } from '../src/services/inject/index.js';
+import { searchTerms, type SearchHit } from '../src/services/recall/index.js';
+
+const args = process.argv.slice(2);
+const file = args[args.indexOf('--dump') + 1] as string;
+interface Row { set: string; split: string; embedder: string; q: string; hook_query: string | null; event: string | null; relevant: string[]; abstained: string | null; weak: string | null; model: string | null; results: Array<{ id: number; mem: string[]; score: number; ranks: SearchHit['ranks']; signals: SearchHit['signals']; title: string | null; text: string; category: string; tags: string[] }> }
+const rows = JSON.parse(readFileSync(file, 'utf8')) as Row[];
+if (rows.some((r) => r.split !== 'dev')) throw new Error('dev rows only');
+const hitOf = (r: Row['results'][number]): SearchHit => ({ id: r.id, score: r.score, ranks: r.ranks, signals: r.signals, engram: { id: r.id, title: r.title, text: r.text, category: r.category, tags: r.tags } as never });
+const verbose = args.includes('--verbose');
+for (const row of rows) {
+  if (!verbose || row.set !== (args[args.indexOf('--verbose') + 1] ?? 'lessons') || row.embedder !== 'static-use-256') continue;
+  const tool = row.event !== null && row.event !== 'UserPromptSubmit';
+  const chosen = row.abstained || row.weak ? [] : chooseHits(row.results.map(hitOf), row.hook_query ?? row.q, { max: tool ? INJECT.toolMax : INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, keywordMargin: tool });
+  const rel = new Set(row.relevant);
+  const good = (h: SearchHit): boolean => (row.results.find((r) => r.id === h.id)?.mem ?? []).some((m) => rel.has(m));
+  const bad = chosen.filter((c) => !good(c.hit));
+  if (bad.length === 0) continue;
+  console.log(`\n### ${row.event ?? 'prompt'} ${JSON.stringify(row.hook_query ?? row.q).slice(0, 160)}  relevant ${row.relevant.join(',') || '(none)'}`);
+  row.results.slice(0, 5).forEach((r, i) => {
+    const c = chosen.find((x) => x.hit.id === r.id);
+    console.log(`  ${i + 1}. ${c ? (good(hitOf(r)) ? 'INJ+' : 'INJ-') : '    '} ${r.mem.join(',')} ${rel.has(r.mem[0] as string) ? '*' : ' '} s${r.score.toFixed(3)} b${r.signals.bm25?.toFixed(2)} v${r.signals.vector} r${JSON.stringify(r.ranks)} ${c ? `m${c.relevance.matched} c${c.relevance.coverage.toFixed(2)} ${c.relevance.reason}` : ''} | ${r.text.slice(0, 110)}`);
+  });
+}
+
+// Where the wrong injections come from: by hook event and by which clause of the relevance rule let them in.
+if (args.includes('--breakdown')) {
+  const set = args[args.indexOf('--breakdown') + 1] ?? 'lessons';
+  const stats = new Map<string, [number, number]>();
+  for (const row of rows) {
+    if (row.set !== set) continue;
+    const tool = row.event !== null && row.event !== 'UserPromptSubmit';
+    const chosen = row.abstained || row.weak ? [] : chooseHits(row.results.map(hitOf), row.hook_query ?? row.q, { max: tool ? INJECT.toolMax : INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model });
+    const rel = new Set(row.relevant);
+    chosen.forEach((c, i) => {
+      const good = (row.results.find((r) => r.id === c.hit.id)?.mem ?? []).some((m) => rel.has(m));
+      const r = c.relevance;
+      const clause = r.reason === 'semantic' ? 'semantic' : r.matched >= 4 ? 'strong' : r.matched >= 2 && r.coverage >= 0.5 ? 'm2c.5' : 'short';
+      for (const key of [`${row.embedder} ${row.event ?? 'none'} pos${i + 1}`, `${row.embedder} ${clause} ${row.relevant.length ? 'ans' : 'UNANS'}`, `${row.embedder} ALL`]) {
+        const s = stats.get(key) ?? [0, 0];
+        s[0]++;
+        if (good) s[1]++;
+        stats.set(key, s);
+      }
+    });
+  }
+  for (const [k, [n, g]] of [...stats].sort()) console.log(`${k.padEnd(50)} ${g}/${n} = ${((100 * g) / n).toFixed(0)} %`);
+}
+
+const termCache = new Map<number, Set<string>>();
+function termsOfHit(h: SearchHit): Set<string> {
+  let t = termCache.get(h.id);
+  if (!t) { t = new Set(searchTerms(`${h.engram.title ?? ''} ${h.engram.text}`)); termCache.set(h.id, t); }
+  return t;
+}
+function jaccard(a: Set<string>, b: Set<string>): number {
+  let n = 0;
+  for (const x of a) if (b.has(x)) n++;
+  return n / Math.max(1, a.size + b.size - n);
+}
+// Variants of the hooks' choice, scored like bench/inject.mjs (relevant injected over answerable, precision over
+// what answerable queries got, silence on unanswerable), per set and embedder.
+interface Variant { name: string; exemptSingle?: boolean; shipped?: boolean; toolGapMulti?: number; promptRel?: number; gapShortOnly?: boolean; dupJ?: number; promptBm25Gap?: number; toolGap?: number; promptGap?: number; gapUnlessStrong?: boolean; noShortTool?: boolean; toolMax?: number; promptMax?: number }
+function chooseVariant(row: Row, v: Variant) {
+  const tool = row.event !== null && row.event !== 'UserPromptSubmit';
+  if (row.abstained || row.weak) return [];
+  const hits = row.results.map(hitOf);
+  (INJECT as unknown as { relativeScore: number }).relativeScore = !tool && v.promptRel !== undefined ? v.promptRel : 0.9;
+  let chosen = chooseHits(hits, row.hook_query ?? row.q, { max: tool ? (v.toolMax ?? INJECT.toolMax) : (v.promptMax ?? INJECT.promptMax), alreadyShown: new Set(), embedderKind: row.model, keywordMargin: tool && v.shipped === true });
+  if (tool && v.noShortTool) chosen = chosen.filter((c) => c.relevance.reason === 'semantic' || c.relevance.matched >= 2);
+  const gap = tool ? v.toolGap : v.promptGap;
+  const single = contentTerms(row.hook_query ?? row.q).size <= 1;
+  if (gap !== undefined && chosen.length > 0 && hits.length > 1 && !(v.exemptSingle && single)) {
+    const first = chosen[0] as (typeof chosen)[number];
+    const strong = first.relevance.matched >= INJECT.lexical.strongMatched;
+    const a = hits[0] as SearchHit;
+    const termsA = termsOfHit(a);
+    // The runner-up that is not a near-duplicate of the first (word overlap below dupJ).
+    const b = (v.dupJ === undefined ? hits[1] : hits.slice(1).find((h) => jaccard(termsA, termsOfHit(h)) < (v.dupJ as number))) as SearchHit | undefined;
+    if (!b) return chosen;
+    const ratio = tool ? (a.signals.bm25 ?? 0) / Math.max(1e-9, b.signals.bm25 ?? 0) : a.score / Math.max(1e-9, b.score);
+    const needed = first.relevance.matched >= 2 && v.toolGapMulti !== undefined && tool ? v.toolGapMulti : gap;
+    if (ratio < needed && !(v.gapUnlessStrong && strong) && !(v.gapShortOnly && first.relevance.matched >= 2)) chosen = [];
+  }
+  return chosen;
+}
+if (args.includes('--variants')) {
+  const variants: Variant[] = [{ name: 'before (no margin)' }, { name: 'shipped: clearKeywordWinner', shipped: true }, { name: 'no short clause on tool events', noShortTool: true }];
+  for (const g of [1.05, 1.1, 1.15, 1.2, 1.3, 1.5]) {
+    variants.push({ name: `tool BM25 gap ≥ ${g}`, toolGap: g });
+    variants.push({ name: `tool BM25 gap ≥ ${g} unless strong`, toolGap: g, gapUnlessStrong: true });
+    variants.push({ name: `tool BM25 gap ≥ ${g} unless strong, no short`, toolGap: g, gapUnlessStrong: true, noShortTool: true });
+  }
+  for (const g of [1.05, 1.1, 1.2]) variants.push({ name: `prompt score gap ≥ ${g}`, promptGap: g });
+  for (const r of [0.6, 0.75, 0.8]) for (const g of [1.2, 1.3]) variants.push({ name: `tool gap ≥ ${g} unless strong, prompt rel ${r}`, toolGap: g, gapUnlessStrong: true, promptRel: r });
+  for (const g of [1.1, 1.2, 1.3, 1.5, 2]) variants.push({ name: `tool gap ≥ ${g} for one-term matches only`, toolGap: g, gapShortOnly: true });
+  variants.push({ name: 'one-term 1.5, others 1.2, one-word calls exempt', toolGap: 1.5, toolGapMulti: 1.2, gapUnlessStrong: true, exemptSingle: true });
+  for (const g of [1.3, 1.5, 2]) for (const m of [1.05, 1.1, 1.15, 1.2, 1.3]) variants.push({ name: `tool gap one-term ≥ ${g}, others ≥ ${m} unless strong`, toolGap: g, toolGapMulti: m, gapUnlessStrong: true });
+  for (const g of [1.2, 1.3, 1.5]) for (const j of [0.2]) variants.push({ name: `tool gap ≥ ${g} unless strong, dup J ${j}`, toolGap: g, gapUnlessStrong: true, dupJ: j });
+  const keys = [...new Set(rows.map((r) => `${r.set}|${r.embedder}`))];
+  for (const v of variants) {
+    const parts: string[] = [];
+    for (const key of keys) {
+      let ans = 0, some = 0, inj = 0, good = 0, un = 0, silent = 0;
+      for (const row of rows) {
+        if (`${row.set}|${row.embedder}` !== key) continue;
+        const chosen = chooseVariant(row, v);
+        if (row.relevant.length === 0) { un++; if (chosen.length === 0) silent++; continue; }
+        ans++;
+        const rel = new Set(row.relevant);
+        const g = chosen.filter((c) => (row.results.find((r) => r.id === c.hit.id)?.mem ?? []).some((m) => rel.has(m))).length;
+        inj += chosen.length; good += g; if (g > 0) some++;
+      }
+      const [set, emb] = key.split('|') as [string, string];
+      if (args.includes('--all') || set === 'lessons') parts.push(`${set.slice(0, 4)}/${emb.slice(0, 3)} ${((100 * some) / ans).toFixed(1)}/${((100 * good) / Math.max(1, inj)).toFixed(1)}/${((100 * silent) / Math.max(1, un)).toFixed(0)}`);
+    }
+    console.log(`${v.name.padEnd(48)} ${parts.join(' | ')}`);
+  }
+}
