@@ -631,8 +631,9 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
             ? adjusted
             : adjust(reciprocalRankFusion(lists.map((list) => (list.signal === 'bm25' ? list : { ...list, weight: ordering as number })), options.tuning.rrfK, TUNING.pool), relevance, candidates, at);
         top = ordered.filter((entry) => chosen.has(entry.id));
-        // Round 4: a candidate that BM25 and two of the vector, feedback and anchor lists agree on takes a weak place
-        // (fusion.ts promoteAgreed). The feedback list (one more BM25 pass) is built only when a weak place exists.
+        // Round 4: a candidate that BM25 and the vector, feedback and anchor lists all agree on (tuning.ts `agreement`)
+        // takes a weak place (fusion.ts promoteAgreed). The feedback list (one more BM25 pass) is built only when a weak
+        // place exists.
         const coverage = (id: number): number => weightedCoverage(terms, idf, termsOf(id));
         const { agreement, feedback } = TUNING;
         if (agreement.places > 0 && index.docs >= agreement.minStore && confidence.best > 0 && top.some((entry) => coverage(entry.id) < agreement.weakerThan * (confidence as Confidence).best)) {
