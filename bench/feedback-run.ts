@@ -5,7 +5,7 @@
 // against hybrid without feedback. bench/feedback.mjs bundles and runs it.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { embeddingText, loadEmbedder, loadSettings, openStore, readEnv, type Embedder, type EmbedderChoice } from '../src/core/index.js';
 import { prepareDraft, storeDraft } from '../src/services/memory/index.js';
 import type { BenchMemory, BenchQuery } from '../src/services/recall/index.js';
@@ -14,26 +14,15 @@ import {
   BenchQuerySchema,
   createSearchEngine,
   embedPending,
-  EVAL_SET_NAMES,
   evalSetFiles,
   searchTuning,
   TUNING,
   tuningQueryFile,
-  type EvalSetName,
   type SearchMode,
 } from '../src/services/index.js';
+import { tuningOptions } from './_tuning-options.js';
 
-const args = process.argv.slice(2);
-const option = (name: string, fallback: string): string => {
-  const index = args.indexOf(name);
-  return index >= 0 ? (args[index + 1] as string) : fallback;
-};
-const root = option('--root', process.cwd());
-const split = option('--split', 'dev');
-const sets = option('--sets', EVAL_SET_NAMES.join(',')).split(',') as EvalSetName[];
-for (const set of sets) tuningQueryFile(root, set, split);
-const embedders = option('--embedders', 'use-lite,ctx-use-256,static-use-256').split(',');
-const modelDir = resolve(option('--model-dir', join(root, '..', 'shared', 'models')));
+const { args, option, root, split, sets, embedders, modelDir } = tuningOptions();
 const K = 10;
 
 

@@ -3,13 +3,12 @@
 // test splits are refused in code (services/recall tuningQueryFile): numbers reported on them were never seen while
 // choosing.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { loadSettings, readEnv, type Embedder, type EmbedderChoice, type Store } from '../src/core/index.js';
 import {
   confidentCandidates,
   confidentTop,
   createVectorReliability,
-  EVAL_SET_NAMES,
   evalSetFiles,
   reciprocalRankFusion,
   runRetrievalBench,
@@ -21,20 +20,10 @@ import {
   type RankedList,
   type ReliabilitySettings,
 } from '../src/services/index.js';
+import { tuningOptions } from './_tuning-options.js';
 import { searchTerms } from '../src/services/recall/index.js';
 
-const args = process.argv.slice(2);
-const option = (name: string, fallback: string): string => {
-  const index = args.indexOf(name);
-  return index >= 0 ? (args[index + 1] as string) : fallback;
-};
-const root = option('--root', process.cwd());
-// Refused before anything is read: `--split test` is a mistake, not a request.
-const split = option('--split', 'dev');
-const sets = option('--sets', EVAL_SET_NAMES.join(',')).split(',') as EvalSetName[];
-for (const set of sets) tuningQueryFile(root, set, split);
-const embedders = option('--embedders', 'use-lite,ctx-use-256,static-use-256').split(',');
-const modelDir = resolve(option('--model-dir', join(root, '..', 'shared', 'models')));
+const { args, option, root, split, sets, embedders, modelDir } = tuningOptions();
 const cacheDir = join(root, 'node_modules', '.cache', 'engram-tune');
 mkdirSync(cacheDir, { recursive: true });
 
