@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { embeddingText, loadEmbedder, loadSettings, openStore, readEnv, type Embedder, type EmbedderChoice } from '../src/core/index.js';
 import { prepareDraft, storeDraft } from '../src/services/memory/index.js';
-import type { BenchMemory, BenchQuery } from '../src/services/recall/index.js';
+import { scoreRanking, type BenchMemory, type BenchQuery } from '../src/services/recall/index.js';
 import {
   BenchMemorySchema,
   BenchQuerySchema,
@@ -133,15 +133,7 @@ for (const embedderName of embedders) {
               ...(query.group && !files.storePerGroup ? { scope: { project: query.group, includePersonal: false } } : {}),
             });
             if (query.relevant.length === 0) continue;
-            const relevant = new Set(query.relevant);
-            const found = new Set<string>();
-            let rr = 0;
-            response.results.forEach((hit, rank) => {
-              const matched = (memoryIdsOf.get(hit.id) ?? []).filter((id) => relevant.has(id));
-              if (matched.length > 0 && rr === 0) rr = 1 / (rank + 1);
-              for (const id of matched) found.add(id);
-            });
-            tally(`${embedderName}|${set}|${label}`, { recall: found.size / relevant.size, rr });
+            tally(`${embedderName}|${set}|${label}`, scoreRanking(response.results, query.relevant, (id) => memoryIdsOf.get(id) ?? []));
           }
         };
         apply(off);

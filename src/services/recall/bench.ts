@@ -106,6 +106,27 @@ function parseLines<T>(lines: readonly string[], schema: z.ZodType<T>, file: str
 }
 
 /** The p-th percentile (nearest rank) of a sample, rounded to 0.01; 0 for an empty sample. */
+/**
+ * A ranking scored against a query's answers: recall (share of the relevant memories found) and the reciprocal rank
+ * of the first result holding one. `memoriesOf` maps a result to the memories it stands for (a memory may be stored
+ * as several engrams, an engram may answer for several memories).
+ */
+export function scoreRanking(
+  results: ReadonlyArray<{ id: number }>,
+  relevantIds: readonly string[],
+  memoriesOf: (id: number) => readonly string[],
+): { recall: number; rr: number } {
+  const relevant = new Set(relevantIds);
+  const found = new Set<string>();
+  let rr = 0;
+  results.forEach((hit, rank) => {
+    const matched = memoriesOf(hit.id).filter((id) => relevant.has(id));
+    if (matched.length > 0 && rr === 0) rr = 1 / (rank + 1);
+    for (const id of matched) found.add(id);
+  });
+  return { recall: relevant.size > 0 ? found.size / relevant.size : 0, rr };
+}
+
 export const percentile = (values: readonly number[], p: number): number => {
   if (values.length === 0) return 0;
   const sorted = [...values].sort((a, b) => a - b);
@@ -220,15 +241,8 @@ async function benchStore(
           if (response.results.length === 0 || response.weak !== null) tally.empty++;
           continue;
         }
-        const relevant = new Set(query.relevant);
-        const found = new Set<string>();
-        let rr = 0;
-        response.results.forEach((hit, rank) => {
-          const matched = (memoryIdsOf.get(hit.id) ?? []).filter((id) => relevant.has(id));
-          if (matched.length > 0 && rr === 0) rr = 1 / (rank + 1);
-          for (const id of matched) found.add(id);
-        });
-        tally.judged.push({ recall: found.size / relevant.size, hit: found.size > 0 ? 1 : 0, rr, kind: query.kind });
+        const { recall, rr } = scoreRanking(response.results, query.relevant, (id) => memoryIdsOf.get(id) ?? []);
+        tally.judged.push({ recall, hit: recall > 0 ? 1 : 0, rr, kind: query.kind });
       }
     }
     return embedder;

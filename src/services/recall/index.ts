@@ -16,7 +16,7 @@ export { embedPending, embedNewEngrams, ensureVectorSpace, reindexVectors, model
 export type { EmbedReport, EmbedOptions, ReindexReport, CatchUpReport, ModelStatus, EmbeddingStatus } from './vectors.js';
 export { TUNING, searchTuning } from './tuning.js';
 export type { SearchTuning } from './tuning.js';
-export { runRetrievalBench, percentile, BenchMemorySchema, BenchQuerySchema } from './bench.js';
+export { runRetrievalBench, percentile, scoreRanking, BenchMemorySchema, BenchQuerySchema } from './bench.js';
 export type { RetrievalReport, RetrievalBenchOptions, QualityScores, BenchMemory, BenchQuery } from './bench.js';
 export { EVAL_SETS, EVAL_SET_NAMES, evalSetFiles, tuningQueryFile } from './eval-sets.js';
 export type { EvalSetName, EvalSplit } from './eval-sets.js';
