@@ -1,9 +1,6 @@
 import { join } from 'node:path';
-import { defaultEmbedWorkers, loadEmbedderPool, POOL_TEXTS_PER_WORKER, resolveEmbedder, type Embedder } from '../core/index.js';
+import { bulkEmbedWorkers, loadEmbedderPool, POOL_TEXTS_PER_WORKER, resolveEmbedder, type Embedder } from '../core/index.js';
 import type { CliContext } from './context.js';
-
-/** Fewer texts than this are embedded in this thread: a pool's workers each load the model (~0.5–1 s, in parallel). */
-export const POOL_MIN_TEXTS = 64;
 
 /** What a bulk job embeds with, and the batch size that keeps it busy. */
 export interface BulkEmbedder {
@@ -23,9 +20,9 @@ export async function withBulkEmbedder<T>(context: CliContext, texts: number, ru
   const settings = context.settings();
   const configured = settings.config.embed.batch_size;
   const inThread: BulkEmbedder = { load: () => context.searchEngine().embedder(), batchSize: configured, workers: () => 0 };
-  const workers = settings.config.embed.workers ?? defaultEmbedWorkers();
   const choice = resolveEmbedder(settings);
-  if (choice.spec?.kind !== 'use-lite' || workers < 2 || texts < POOL_MIN_TEXTS) return run(inThread);
+  const workers = bulkEmbedWorkers(choice.spec?.kind, settings.config.embed.workers, texts);
+  if (workers === 0 || !choice.spec) return run(inThread);
   const spec = choice.spec;
   let pool: Awaited<ReturnType<typeof loadEmbedderPool>> | undefined;
   try {

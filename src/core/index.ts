@@ -114,6 +114,8 @@ export {
   loadEmbedderPool,
   runEmbedWorker,
   defaultEmbedWorkers,
+  bulkEmbedWorkers,
+  POOL_MIN_TEXTS,
   POOL_TEXTS_PER_WORKER,
   resolveEmbedder,
   choiceForModel,

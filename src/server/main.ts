@@ -16,7 +16,8 @@ import { fileURLToPath } from 'node:url';
 import {
   choiceForModel,
   createLlmClient,
-  defaultEmbedWorkers,
+  bulkEmbedWorkers,
+  POOL_MIN_TEXTS,
   loadEmbedderPool,
   POOL_TEXTS_PER_WORKER,
   httpToken,
@@ -795,8 +796,6 @@ async function warmTexts(): Promise<void> {
 /** Texts per embedding call in the background: small, so a hook waiting behind one batch is not kept long. */
 const BACKGROUND_BATCH = 8;
 
-/** Background embedding of at least this many USE lite texts runs in a worker pool (it loads a model per worker). */
-const BACKGROUND_POOL_MIN = 64;
 
 /**
  * Embeds engrams that lack vectors (added by another process, or before a model change) a few at a time. Many of
@@ -806,10 +805,11 @@ const BACKGROUND_POOL_MIN = 64;
  */
 async function embedInBackground(embedder: Embedder): Promise<void> {
   let total = 0;
-  const workers = settings.config.embed.workers ?? defaultEmbedWorkers();
-  const pending = embedder.kind === 'use-lite' && workers >= 2 ? embeddingStatus(store, settings).pending : 0;
+  // Counting what is pending reads the store: only when the embedder could use a pool at all.
+  const pending = bulkEmbedWorkers(embedder.kind, settings.config.embed.workers, POOL_MIN_TEXTS) > 0 ? embeddingStatus(store, settings).pending : 0;
+  const workers = bulkEmbedWorkers(embedder.kind, settings.config.embed.workers, pending);
   const pool =
-    pending >= BACKGROUND_POOL_MIN && choice?.spec
+    workers > 0 && choice?.spec
       ? await loadEmbedderPool(choice.spec, { script: embedWorker, workers, log: (line) => log.warn(line) }).catch(() => null)
       : null;
   const using = pool && pool.workers > 0 ? pool : embedder;

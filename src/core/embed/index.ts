@@ -1,5 +1,5 @@
 export { loadEmbedder } from './load.js';
-export { loadEmbedderPool, runEmbedWorker, defaultEmbedWorkers, POOL_TEXTS_PER_WORKER } from './pool.js';
+export { loadEmbedderPool, runEmbedWorker, defaultEmbedWorkers, bulkEmbedWorkers, POOL_MIN_TEXTS, POOL_TEXTS_PER_WORKER } from './pool.js';
 export type { EmbedderPool, PoolOptions } from './pool.js';
 export { resolveEmbedder, choiceForModel, readPulledModels, modelDirectory, inspectModelFolder, PULLED_MODELS_FILE } from './resolve.js';
 export type { PulledModels } from './resolve.js';

@@ -35,6 +35,20 @@ export function defaultEmbedWorkers(cores = availableParallelism()): number {
   return cores < 2 ? 0 : Math.max(2, cores - 1);
 }
 
+/** Fewer texts than this are embedded in the caller's thread: a pool's workers each load the model (~0.5–1 s). */
+export const POOL_MIN_TEXTS = 64;
+
+/**
+ * How many worker threads a bulk job of `texts` texts with an embedder of `kind` should embed on: `configured`
+ * (config.json `embed.workers`) or {@link defaultEmbedWorkers}, and 0 — embed in this thread — unless the embedder is
+ * USE lite (transformers.js already runs each call on every core), there are 2 workers or more and the job is big
+ * enough to pay for loading a model per worker. Shared by the CLI's bulk commands and the server's background embedding.
+ */
+export function bulkEmbedWorkers(kind: string | undefined, configured: number | undefined, texts: number): number {
+  const workers = configured ?? defaultEmbedWorkers();
+  return kind === 'use-lite' && workers >= 2 && texts >= POOL_MIN_TEXTS ? workers : 0;
+}
+
 /** Texts per {@link EmbedderPool.embed} call that keep every worker busy: two USE lite groups each. */
 export const POOL_TEXTS_PER_WORKER = 32;
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { embeddingText, loadEmbedder, loadEmbedderPool, useLiteInstalled, type EmbedderPool } from '../../../src/core/index.js';
 import { lengthGroups, USE_LITE_GROUP } from '../../../src/core/embed/use-lite.js';
-import { defaultEmbedWorkers, splitByLength } from '../../../src/core/embed/pool.js';
+import { bulkEmbedWorkers, defaultEmbedWorkers, POOL_MIN_TEXTS, splitByLength } from '../../../src/core/embed/pool.js';
 import { cli, ROOT, tempDir } from '../../_helpers.js';
 
 const SCRIPT = join(ROOT, 'dist', 'embed-worker.mjs');
@@ -75,6 +75,14 @@ describe('splitting work by length', () => {
 
   it('defaults to cores − 1 workers, at least 2, and none on one core', () => {
     expect([defaultEmbedWorkers(1), defaultEmbedWorkers(2), defaultEmbedWorkers(4), defaultEmbedWorkers(8)]).toEqual([0, 2, 3, 7]);
+  });
+
+  it('pools only USE lite, only with 2 workers or more, only for a job big enough (CLI and server share the rule)', () => {
+    expect(bulkEmbedWorkers('use-lite', 3, POOL_MIN_TEXTS)).toBe(3);
+    expect(bulkEmbedWorkers('use-lite', 3, POOL_MIN_TEXTS - 1)).toBe(0);
+    expect(bulkEmbedWorkers('use-lite', 1, 10_000)).toBe(0);
+    expect(bulkEmbedWorkers('transformers', 3, 10_000)).toBe(0);
+    expect(bulkEmbedWorkers(undefined, 3, 10_000)).toBe(0);
   });
 });
 
