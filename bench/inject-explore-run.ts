@@ -2,7 +2,7 @@
 // replays the hooks' choice (services/inject chooseHits) with variants. Dev only: the dump refuses nothing itself,
 // so it checks every row's split.
 import { readFileSync } from 'node:fs';
-import { chooseHits, contentTerms, INJECT } from '../src/services/inject/index.js';
+import { chooseHits, contentTerms, INJECT, relevance } from '../src/services/inject/index.js';
 import { searchTerms, type SearchHit } from '../src/services/recall/index.js';
 
 const args = process.argv.slice(2);
@@ -121,3 +121,136 @@ if (args.includes('--variants')) {
     console.log(`${v.name.padEnd(48)} ${parts.join(' | ')}`);
   }
 }
+
+// Round 5: `--misses set` — per embedder and hook event, what the shipped choice does with answerable inputs: a
+// relevant memory injected, one withheld (in the results, not injected: by the weak-match rule, the tool-event margin
+// or the relevance rule), or only wrong ones injected; `--verbose-misses` lists them.
+if (args.includes('--misses')) {
+  const set = args[args.indexOf('--misses') + 1] ?? 'lessons';
+  const stats = new Map<string, Record<string, number>>();
+  for (const row of rows) {
+    if (row.set !== set) continue;
+    const tool = row.event !== null && row.event !== 'UserPromptSubmit';
+    const hits = row.results.map(hitOf);
+    const rel = new Set(row.relevant);
+    const isGood = (id: number): boolean => (row.results.find((r) => r.id === id)?.mem ?? []).some((m) => rel.has(m));
+    const noMargin = row.abstained ? [] : chooseHits(hits, row.hook_query ?? row.q, { max: tool ? INJECT.toolMax : INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model });
+    const shipped = row.abstained || row.weak ? [] : chooseHits(hits, row.hook_query ?? row.q, { max: tool ? INJECT.toolMax : INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, keywordMargin: tool });
+    const good = shipped.filter((c) => isGood(c.hit.id)).length;
+    const bad = shipped.length - good;
+    const relRank = row.results.findIndex((r) => isGood(r.id)) + 1;
+    let outcome: string;
+    if (row.relevant.length === 0) outcome = shipped.length ? 'UNANS spoke' : 'UNANS silent';
+    else if (good > 0) outcome = bad > 0 ? 'right+wrong' : 'right';
+    else if (bad > 0) outcome = `wrong (relevant at ${relRank || '-'})`;
+    else if (relRank === 0) outcome = 'silent, relevant not in results';
+    else if (row.weak) outcome = noMargin.some((c) => isGood(c.hit.id)) ? 'withheld by weak-match' : 'silent (weak, relevance rule too)';
+    else if (noMargin.some((c) => isGood(c.hit.id))) outcome = 'withheld by tool margin';
+    else outcome = `withheld by relevance rule (relevant at ${relRank})`;
+    const key = `${row.embedder} ${tool ? 'tool' : 'prompt'}`;
+    const s = stats.get(key) ?? {};
+    const bucket = outcome.replace(/ \(.*\)/, '');
+    s[bucket] = (s[bucket] ?? 0) + 1;
+    stats.set(key, s);
+    if (args.includes('--verbose-misses') && row.embedder === (args[args.indexOf('--verbose-misses') + 1] ?? 'use-lite') && !/^right$|UNANS silent/.test(outcome)) {
+      console.log(`\n[${outcome}] ${row.event ?? 'prompt'} ${JSON.stringify(row.hook_query ?? row.q).slice(0, 150)} relevant ${row.relevant.join(',') || '-'} ${row.weak ? `WEAK: ${row.weak.slice(0, 100)}` : ''}`);
+      row.results.slice(0, 4).forEach((r, i) => {
+        const c = shipped.find((x) => x.hit.id === r.id);
+        const n = noMargin.find((x) => x.hit.id === r.id);
+        console.log(`  ${i + 1}. ${c ? 'INJ' : n ? 'cut' : '   '}${isGood(r.id) ? '+' : ' '} ${r.mem.join(',')} s${r.score.toFixed(3)} b${r.signals.bm25?.toFixed(2)} v${r.signals.vector?.toFixed(2)} ${n ? `m${n.relevance.matched}/${contentTerms(row.hook_query ?? row.q).size} ${n.relevance.reason}` : ''} | ${(r.title ?? '').slice(0, 40)} | ${r.text.slice(0, 90)}`);
+      });
+    }
+  }
+  for (const [k, s] of [...stats].sort()) console.log(`${k.padEnd(24)} ${Object.entries(s).sort().map(([b, n]) => `${b}: ${n}`).join(' · ')}`);
+}
+
+// Round 5: `--round5` — variants that admit a first hit the relevance rule withholds when the keyword ranking has a
+// clear winner, scored per set × embedder (relevant injected / precision / silent on unanswerable), dev only.
+interface R5 { name: string; production?: boolean; fewerExempt?: boolean; promptCoverage?: number; toolOne?: number; toolTerms?: number; promptRatio?: number; promptMatched?: number; toolRatio?: number; toolMatched?: number; promptFused?: number; cell?: (row: Row) => boolean }
+function bm25Ratio(hits: readonly SearchHit[], first: SearchHit): number {
+  const own = first.signals.bm25 ?? 0;
+  let next = 0;
+  for (const h of hits) if (h !== first) next = Math.max(next, h.signals.bm25 ?? 0);
+  return next > 0 ? own / next : Infinity;
+}
+function chooseR5(row: Row, v: R5) {
+  const tool = row.event !== null && row.event !== 'UserPromptSubmit';
+  if (row.abstained || row.weak) return [];
+  const hits = row.results.map(hitOf);
+  const query = row.hook_query ?? row.q;
+  const margin = INJECT.toolMargin as unknown as { oneTerm: number; terms: number };
+  const saved = { ...margin };
+  if (v.production) return chooseHits(hits, query, { max: tool ? INJECT.toolMax : INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, keywordMargin: tool, promptWinner: !tool });
+  // Round 4's margins unless the variant says otherwise (INJECT holds the shipped ones).
+  margin.oneTerm = v.toolOne ?? 1.5;
+  margin.terms = v.toolTerms ?? 1.2;
+  const chosen = chooseHits(hits, query, { max: tool ? INJECT.toolMax : INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, keywordMargin: tool });
+  Object.assign(margin, saved);
+  if (tool && v.fewerExempt && chosen.length === 0 && hits.length > 1) {
+    // The margin is waived when the runner-up holds fewer of the call's content terms than the first hit.
+    const loose = chooseHits(hits, query, { max: INJECT.toolMax, alreadyShown: new Set(), embedderKind: row.model });
+    const top = loose[0];
+    if (top && top.hit.id === hits[0]!.id) {
+      const second = relevance(hits[1] as SearchHit, contentTerms(query), row.model);
+      if (second.matched < top.relevance.matched) return loose;
+    }
+  }
+  if (chosen.length > 0) return chosen;
+  const first = hits[0];
+  if (!first || first.ranks.bm25 !== 1) return chosen;
+  const ratio = tool ? v.toolRatio : v.promptRatio;
+  const minMatched = (tool ? v.toolMatched : v.promptMatched) ?? 1;
+  if (ratio === undefined) return chosen;
+  if (!tool && v.promptFused !== undefined && first.score < v.promptFused) return chosen;
+  const found = relevance(first, contentTerms(query), row.model);
+  if (found.matched < minMatched) return chosen;
+  if (!tool && v.promptCoverage !== undefined && found.coverage < v.promptCoverage) return chosen;
+  if (bm25Ratio(hits, first) < ratio) return chosen;
+  return [{ hit: first, relevance: found }];
+}
+if (args.includes('--round5')) {
+  const variants: R5[] = [{ name: 'round 4 (tool 1.5/1.2)' }, { name: 'shipped (services/inject as it is)', production: true }];
+  if (args.includes('--grid')) {
+    variants.length = 2;
+    for (const [o, t] of [[1.5, 1.2], [1.5, 1.25], [1.5, 1.3], [1.7, 1.3], [2, 1.3], [1.5, 1.4]]) for (const r of [undefined, 1.4, 1.5, 1.7]) variants.push({ name: `tool ${o}/${t}, prompt admit ${r ?? '-'}`, toolOne: o, toolTerms: t, ...(r ? { promptRatio: r, promptMatched: 2 } : {}) });
+    for (const [o, t] of [[1.5, 1.2], [1.5, 1.3], [1.5, 1.5], [2, 1.5], [2, 2]]) for (const r of [undefined, 1.7]) variants.push({ name: `fewer-exempt tool ${o}/${t}, prompt admit ${r ?? '-'}`, fewerExempt: true, toolOne: o, toolTerms: t, ...(r ? { promptRatio: r, promptMatched: 2, promptCoverage: 0.4 } : {}) });
+    for (const [o, t] of [[1.5, 1.2], [1.5, 1.25], [1.5, 1.3]]) for (const r of [1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 2]) for (const c of [0.34, 0.4]) variants.push({ name: `tool ${o}/${t}, prompt admit ${r} cov ${c}`, toolOne: o, toolTerms: t, promptRatio: r, promptMatched: 2, promptCoverage: c });
+  }
+  else for (const r of [1.2, 1.3, 1.4, 1.5, 1.7, 2]) for (const m of [1, 2]) variants.push({ name: `prompt admit ratio ${r} matched ${m}`, promptRatio: r, promptMatched: m });
+  for (const r of [1.3, 1.5, 1.7, 2]) for (const f of [0.9, 1]) variants.push({ name: `prompt admit ratio ${r} fused ≥ ${f}`, promptRatio: r, promptMatched: 1, promptFused: f });
+  for (const r of [1.2, 1.3, 1.5, 2]) for (const m of [1, 2]) variants.push({ name: `tool admit ratio ${r} matched ${m}`, toolRatio: r, toolMatched: m });
+  const keys = [...new Set(rows.map((r) => `${r.set}|${r.embedder}`))];
+  for (const v of variants) {
+    const parts: string[] = [];
+    for (const key of keys) {
+      let ans = 0, some = 0, inj = 0, good = 0, un = 0, silent = 0;
+      for (const row of rows) {
+        if (`${row.set}|${row.embedder}` !== key) continue;
+        const chosen = chooseR5(row, v);
+        if (row.relevant.length === 0) { un++; if (chosen.length === 0) silent++; continue; }
+        ans++;
+        const rel = new Set(row.relevant);
+        const g = chosen.filter((c) => (row.results.find((r) => r.id === c.hit.id)?.mem ?? []).some((m) => rel.has(m))).length;
+        inj += chosen.length; good += g; if (g > 0) some++;
+      }
+      const [set, emb] = key.split('|') as [string, string];
+      if (args.includes('--all') || set === 'lessons') parts.push(`${set.slice(0, 4)}/${emb.slice(0, 3)} ${((100 * some) / ans).toFixed(1)}/${((100 * good) / Math.max(1, inj)).toFixed(1)}/${((100 * silent) / Math.max(1, un)).toFixed(0)}`);
+    }
+    console.log(`${v.name.padEnd(40)} ${parts.join(' | ')}`);
+  }
+}
+if (args.includes('--admitted')) {
+  const v: R5 = { name: 'probe', promptRatio: Number(option5('--admitted', '1.4')), promptMatched: 2, toolRatio: 99 };
+  for (const row of rows) {
+    const tool = row.event !== null && row.event !== 'UserPromptSubmit';
+    if (tool || row.abstained || row.weak || row.embedder !== 'use-lite') continue;
+    const hits = row.results.map(hitOf);
+    const shipped = chooseHits(hits, row.hook_query ?? row.q, { max: INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model });
+    const after = chooseR5(row, v);
+    if (shipped.length > 0 || after.length === 0) continue;
+    const c = after[0] as (typeof after)[number];
+    const good = (row.results[0]?.mem ?? []).some((m) => row.relevant.includes(m));
+    console.log(`${row.set.padEnd(13)} ${good ? 'GOOD' : row.relevant.length ? 'bad ' : 'UNAN'} m${c.relevance.matched}/${contentTerms(row.hook_query ?? row.q).size} cov ${c.relevance.coverage.toFixed(2)} ratio ${bm25Ratio(hits, hits.find((h) => h.id === c.hit.id) as SearchHit).toFixed(2)} fused ${c.hit.score.toFixed(2)} ranks ${JSON.stringify(c.hit.ranks)} sim ${c.hit.signals.vector?.toFixed(2)} | ${(row.hook_query ?? row.q).slice(0, 70)} | ${c.hit.engram.text.slice(0, 60)}`);
+  }
+}
+function option5(name: string, fallback: string): string { const i = args.indexOf(name); return i >= 0 && args[i + 1] && !args[i + 1]!.startsWith('--') ? (args[i + 1] as string) : fallback; }

@@ -93,6 +93,7 @@ for (const embedder of embedders) {
                 alreadyShown: new Set(),
                 embedderKind: response.model ? kindOf(embedder) : null,
                 keywordMargin: Boolean(query.event && query.event !== 'UserPromptSubmit') && mode === 'bm25',
+                promptWinner: !query.event || query.event === 'UserPromptSubmit',
               });
           for (const key of [mode, ...(mode === hookMode ? ['as hooks run'] : [])]) {
             const t = tally(key);

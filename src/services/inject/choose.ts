@@ -6,7 +6,8 @@ export interface Relevance {
   matched: number;
   coverage: number;
   similarity: number | null;
-  reason: 'lexical' | 'semantic' | null;
+  /** `clear-winner`: a prompt's first hit that the keyword ranking singles out ({@link clearPromptWinner}). */
+  reason: 'lexical' | 'semantic' | 'clear-winner' | null;
 }
 
 const genericStems = new Set([...GENERIC_TERMS].flatMap((word) => searchTerms(word)));
@@ -86,6 +87,27 @@ export function clearKeywordWinner(hits: readonly SearchHit[], first: Relevance)
   return next <= 0 || best >= needed * next;
 }
 
+/**
+ * A prompt's first result that the keyword ranking singles out, when the relevance rule withheld everything: it is
+ * BM25's first hit, scores at least `promptWinner.bm25Gap` × the BM25 score of every other result, and holds
+ * `promptWinner.minMatched` of the prompt's content terms covering `promptWinner.minCoverage` of them (the relevance
+ * rule asks 0.5). A prompt is a sentence, so half its content words rarely sit in the lesson that answers it ("CI
+ * takes 40 minutes now" against "Keep CI under 15 minutes"); a hit that stands that far above every other memory on
+ * the words it does hold is the answer far more often than not (services/inject/tuning.ts has the numbers).
+ */
+export function clearPromptWinner(hits: readonly SearchHit[], terms: ReadonlySet<string>, embedderKind: string | null): Chosen | null {
+  const [first] = hits;
+  if (!first || first.ranks.bm25 !== 1) return null;
+  const { bm25Gap, minMatched, minCoverage } = INJECT.promptWinner;
+  const own = first.signals.bm25 ?? 0;
+  let next = 0;
+  for (const hit of hits) if (hit !== first) next = Math.max(next, hit.signals.bm25 ?? 0);
+  if (own <= 0 || own < bm25Gap * next) return null;
+  const found = relevance(first, terms, embedderKind);
+  if (found.matched < minMatched || found.coverage < minCoverage) return null;
+  return { hit: first, relevance: { ...found, reason: 'clear-winner' } };
+}
+
 /** The relevant hits not yet shown in this context, best first, at most `max`. */
 export function chooseHits(
   hits: readonly SearchHit[],
@@ -96,6 +118,8 @@ export function chooseHits(
     embedderKind: string | null;
     /** A tool event searched with BM25 alone: inject only when its ranking has a clear winner ({@link clearKeywordWinner}). */
     keywordMargin?: boolean;
+    /** A prompt: when the relevance rule keeps nothing, a first hit the keyword ranking singles out is injected ({@link clearPromptWinner}). */
+    promptWinner?: boolean;
   },
 ): Chosen[] {
   const terms = contentTerms(query);
@@ -111,5 +135,9 @@ export function chooseHits(
   }
   const first = chosen[0];
   if (options.keywordMargin && first && !clearKeywordWinner(hits, first.relevance)) return [];
+  if (options.promptWinner && chosen.length === 0 && hits[0] && !options.alreadyShown.has(hits[0].id)) {
+    const winner = clearPromptWinner(hits, terms, options.embedderKind);
+    if (winner) chosen.push(winner);
+  }
   return chosen;
 }

@@ -220,6 +220,7 @@ export async function injectForQuery(
     alreadyShown: shownSoFar(store, session.sessionId),
     embedderKind: response.model ? deps.embedderKind() : null,
     keywordMargin: request.event !== 'UserPromptSubmit' && response.mode === 'bm25',
+    promptWinner: request.event === 'UserPromptSubmit',
   });
   if (chosen.length === 0) return null;
   const block = renderBlock(

@@ -140,6 +140,46 @@ describe('chooseHits on a tool event searched with BM25 alone (keywordMargin)', 
   });
 });
 
+describe('chooseHits on a tool event: two or three matched terms need the round 5 margin', () => {
+  it('stays silent on a two-term match 1.25 × ahead of the runner-up, injects at 1.3 ×', () => {
+    const options = { max: 2, alreadyShown: new Set<number>(), embedderKind: null, keywordMargin: true };
+    const two = (ratio: number) => [hit(1, 'Docker builds need BuildKit on CI', { bm25: 6 * ratio }), hit(2, 'Docker builds cache layers', { bm25: 6 })];
+    expect(chooseHits(two(1.25), 'Bash docker builds', options)).toEqual([]);
+    expect(chooseHits(two(1.3), 'Bash docker builds', options).map((c) => c.hit.id)).toEqual([1]);
+  });
+});
+
+describe('chooseHits on a prompt whose first hit the keyword ranking singles out (promptWinner)', () => {
+  // Round 5: the lesson set's "CI takes 40 minutes now" — 2 of its 5 content terms are in the lesson that answers it,
+  // which the relevance rule (half of them) withholds, while BM25 puts that lesson far above every other memory.
+  const prompt = 'CI takes 40 minutes now';
+  const lesson = (bm25: number, ranks: Partial<SearchHit['ranks']> = {}): SearchHit => ({
+    ...hit(1, 'Keep CI under 15 minutes: run the slow e2e suite only on main and on PRs labelled e2e.', { bm25, vector: 0.56 }, { vector: 1, ...ranks }),
+    engram: engram(1, 'Keep CI under 15 minutes: run the slow e2e suite only on main and on PRs labelled e2e.', { category: 'ops/ci', tags: ['time'] }),
+  });
+  const other = hit(2, 'Batch inserts inside one transaction; 10k single-row autocommits take seconds.', { bm25: 5 }, { vector: 2 });
+  const options = { max: 3, alreadyShown: new Set<number>(), embedderKind: 'use-lite', promptWinner: true };
+  const gap = INJECT.promptWinner.bm25Gap;
+
+  it('injects the first hit when it scores the gap above every other result, and says why', () => {
+    expect(chooseHits([lesson(5 * gap), other], prompt, { ...options, promptWinner: false })).toEqual([]);
+    const chosen = chooseHits([lesson(5 * gap), other], prompt, options);
+    expect(chosen.map((c) => c.hit.id)).toEqual([1]);
+    expect(chosen[0]?.relevance).toMatchObject({ reason: 'clear-winner', matched: 2 });
+  });
+
+  it('stays silent when the gap is smaller, the first result is not BM25 first, or it was shown already', () => {
+    expect(chooseHits([lesson(5 * gap * 0.95), other], prompt, options)).toEqual([]);
+    expect(chooseHits([lesson(5 * gap, { bm25: 2 }), other], prompt, options)).toEqual([]);
+    expect(chooseHits([lesson(5 * gap), other], prompt, { ...options, alreadyShown: new Set([1]) })).toEqual([]);
+  });
+
+  it('needs two matched terms covering 0.4 of the prompt', () => {
+    expect(chooseHits([lesson(5 * gap), other], 'CI takes 40 minutes now on every branch push', options)).toEqual([]);
+    expect(chooseHits([lesson(5 * gap), other], 'CI takes forever now', options)).toEqual([]);
+  });
+});
+
 describe('chooseHits with the engram terms it keeps between hooks', () => {
   it('judges an engram by its text of now: an edit of the same engram is analysed again', () => {
     const query = 'docker builds fail in CI';
