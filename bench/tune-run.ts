@@ -21,7 +21,7 @@ import {
   type ReliabilitySettings,
 } from '../src/services/index.js';
 import { tuningOptions } from './_tuning-options.js';
-import { searchTerms } from '../src/services/recall/index.js';
+import { queryNames, searchTerms } from '../src/services/recall/index.js';
 
 const { args, option, root, split, sets, embedders, modelDir } = tuningOptions();
 const cacheDir = join(root, 'node_modules', '.cache', 'engram-tune');
@@ -667,6 +667,57 @@ function abstainExplore(all: Record<string, QuerySignals[]>): void {
         return q.hits.some((h) => h.similarity >= semanticOf(cell.embedder, d) || ((unknownShare.get(q) ?? 0) <= u && baseHit({ ...h, coverage: known > 0 ? h.coverage / known : 0 }, c, a, 9)));
       });
     }
+  }
+  // Round 5: rules on top of the shipped one (unknown share ≤ 0.5 unless agreed ≥ 0.15 of all weight, or sure;
+  // coverage 0.45 of the known weight).
+  const ruleWith = (maxUnknownShare: number, coverage: number, agreedCoverage = 0.15) => (q: AbstainQuery, cell: AbstainCell): boolean => {
+    const known = 1 - (unknownShare.get(q) ?? 0);
+    return q.hits.some((h) => h.similarity >= semanticOf(cell.embedder, 0.05) || (h.agreed && h.coverage >= agreedCoverage) || ((unknownShare.get(q) ?? 0) <= maxUnknownShare && baseHit({ ...h, coverage: known > 0 ? h.coverage / known : 0 }, coverage, agreedCoverage, 9)));
+  };
+  const shippedRule = ruleWith(TUNING.abstain.maxUnknownShare, TUNING.abstain.coverage, TUNING.abstain.agreedCoverage);
+  add('r5: round 4 (unknown share 0.5, coverage 0.45)', ruleWith(0.5, 0.45));
+  add('r5: shipped (tuning.ts as it is, without names)', shippedRule);
+  // Names as required terms: the capitalised words of the query after its first word (a person, a place, a
+  // product), analysed like search terms; one of the top results must hold every one of them.
+  const entities = new Map<AbstainQuery, string[]>();
+  for (const cell of cells) for (const q of cell.queries) entities.set(q, queryNames(q.signals.q, q.weights.map((t) => t.term)));
+  const holdsNames = (q: AbstainQuery, h: AbstainHit): boolean => (entities.get(q) ?? []).every((t) => h.held.has(t));
+  add('r5: shipped, and a top result holds every name', (q, cell) => shippedRule(q, cell) && q.hits.some((h) => holdsNames(q, h)));
+  // …and that result also holds the heaviest word that is not a name (entity + attribute in one memory).
+  const heaviestOther = (q: AbstainQuery): string | null => {
+    const names = new Set(entities.get(q) ?? []);
+    const rest = q.weights.filter((t) => !names.has(t.term)).sort((a, b) => b.weight - a.weight);
+    return rest[0]?.term ?? null;
+  };
+  add('r5: shipped, and one top result holds every name and the heaviest other word', (q, cell) => shippedRule(q, cell) && ((entities.get(q) ?? []).length === 0 || q.hits.some((h) => holdsNames(q, h) && (heaviestOther(q) === null || h.held.has(heaviestOther(q) as string)))));
+  add('r5: names only when the query has names: one top result holds names + heaviest other, or sure', (q, cell) => shippedRule(q, cell) && ((entities.get(q) ?? []).length === 0 || q.hits.some((h) => h.similarity >= semanticOf(cell.embedder, 0.05) || (holdsNames(q, h) && (heaviestOther(q) === null || h.held.has(heaviestOther(q) as string))))));
+  const otherTerms = (q: AbstainQuery, h: AbstainHit, min: number): boolean => {
+    const names = new Set(entities.get(q) ?? []);
+    return q.weights.filter((t) => !names.has(t.term) && h.held.has(t.term)).length >= Math.min(min, q.weights.filter((t) => !names.has(t.term)).length);
+  };
+  for (const min of [1, 2]) {
+    add(`r5: shipped, and one top result holds every name and ${min} other word(s) of the query`, (q, cell) => shippedRule(q, cell) && ((entities.get(q) ?? []).length === 0 || q.hits.some((h) => holdsNames(q, h) && otherTerms(q, h, min))));
+    add(`r5: shipped, and one top result holds every name and ${min} other word(s), or is sure`, (q, cell) => shippedRule(q, cell) && ((entities.get(q) ?? []).length === 0 || q.hits.some((h) => h.similarity >= semanticOf(cell.embedder, 0.05) || (holdsNames(q, h) && otherTerms(q, h, min)))));
+    add(`r5: shipped, and one top result holds every name and ${min} other word(s), or both lists agree on it`, (q, cell) => shippedRule(q, cell) && ((entities.get(q) ?? []).length === 0 || q.hits.some((h) => h.agreed || (holdsNames(q, h) && otherTerms(q, h, min)))));
+  }
+  for (const u of [0.5, 0.55, 0.6, 0.65]) for (const c of [0.3, 0.35, 0.4, 0.45]) {
+    const base = ruleWith(u, c);
+    add(`r5 grid: unknown ≤ ${u}, coverage ${c}`, base);
+    add(`r5 grid: unknown ≤ ${u}, coverage ${c}, names + 1 other word in one top result`, (q, cell) => base(q, cell) && ((entities.get(q) ?? []).length === 0 || q.hits.some((h) => holdsNames(q, h) && otherTerms(q, h, 1))));
+    add(`r5 grid: unknown ≤ ${u}, coverage ${c}, names + 1 other word in one top result, or sure`, (q, cell) => base(q, cell) && ((entities.get(q) ?? []).length === 0 || q.hits.some((h) => h.similarity >= semanticOf(cell.embedder, 0.05) || (holdsNames(q, h) && otherTerms(q, h, 1)))));
+  }
+  add('r5: names count as unknown when no top result holds them', (q, cell) => {
+    const names = entities.get(q) ?? [];
+    if (names.length === 0 || q.hits.some((h) => holdsNames(q, h))) return shippedRule(q, cell);
+    return false;
+  });
+  // The top hit's similarity against the store's own distribution (z) or BM25's gap, on top of the shipped rule.
+  for (const z of [1.5, 2, 2.5, 3]) for (const g of [1.1, 1.2, 1.3, 1.5]) for (const c of [0.6, 0.75, 0.9]) {
+    add(`r5: shipped and (top zStore ≥ ${z} or BM25 gap ≥ ${g} or known coverage ≥ ${c})`, (q, cell) => {
+      if (!shippedRule(q, cell)) return false;
+      const known = 1 - (unknownShare.get(q) ?? 0);
+      return q.gap >= g || q.hits.some((h) => h.zStore >= z || (known > 0 && h.coverage / known >= c));
+    });
   }
   rows.sort((x, y) => y.r.kept - x.r.kept);
   const p = (x: number): string => (100 * x).toFixed(args.includes("--fine") ? 1 : 0);

@@ -150,6 +150,8 @@ export {
   createSearchEngine,
   SEARCH_MODES,
   abstainReason,
+  queryNames,
+  queryTerms,
   weakMatch,
   reciprocalRankFusion,
   confidentCandidates,
