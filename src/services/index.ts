@@ -150,8 +150,6 @@ export {
   createSearchEngine,
   SEARCH_MODES,
   abstainReason,
-  queryNames,
-  queryTerms,
   weakMatch,
   reciprocalRankFusion,
   confidentCandidates,

@@ -65,9 +65,6 @@ function renderExplain(response: SearchResponse): string[] {
     abstain.best
       ? `best coverage: #${abstain.best.id} holds ${abstain.best.matched.join(', ') || 'none'} = ${Math.round(abstain.best.coverage * 100)} % of the weight of the words the store holds${abstain.best.agreed ? ', and both lists put it in their top 3' : ''}`
       : 'best coverage: no result',
-    ...(abstain.names.terms.length > 0
-      ? [`names in the query: ${abstain.names.terms.join(', ')}; ${abstain.names.heldBy === null ? 'no top result holds them with another word of the query' : `#${abstain.names.heldBy} holds them with another word of the query`}`]
-      : []),
     `abstain rule: ${abstain.rule}`,
     `verdict: ${abstain.weak ? `silent: ${abstain.weak}` : 'answer'}`,
   ];

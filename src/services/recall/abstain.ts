@@ -38,35 +38,11 @@ export function abstainReason(query: string): Exclude<AbstainReason, 'weak-match
   return queryTerms(query).length === 0 ? 'no-content' : null;
 }
 
-/**
- * A query's terms, and among them the ones that name someone or something ({@link queryNames}). The names ride on
- * the array so that what search hands the weak-match rule is still the query's terms.
- */
-export type QueryTerms = string[] & { readonly names?: readonly string[] };
-
 /** The query's topic terms: markers stripped, analysed like BM25, conversational words dropped, each once. */
-export function queryTerms(query: string): QueryTerms {
+export function queryTerms(query: string): string[] {
   let text = query;
   for (const marker of MARKERS) text = text.replace(marker, ' ');
-  const terms = [...new Set(searchTerms(text).filter((term) => !CONVERSATIONAL.has(term)))];
-  return Object.assign(terms, { names: queryNames(text, terms) });
-}
-
-/**
- * The terms of a query that name someone or something: its capitalised words (`Theo`, `Maya's`, `Postgres`) that do
- * not start a sentence, analysed like search terms, those among `terms`. "What is Theo's dog called?" names `theo`.
- */
-export function queryNames(text: string, terms: readonly string[]): string[] {
-  const names = new Set<string>();
-  const known = new Set(terms);
-  for (const sentence of text.split(/[.!?:;\n]+/)) {
-    const words = sentence.match(/[\p{L}\p{N}_'’-]+/gu) ?? [];
-    for (const word of words.slice(1)) {
-      if (!/^\p{Lu}\p{Ll}/u.test(word)) continue;
-      for (const term of searchTerms(word.replace(/['’]s$/u, ''))) if (known.has(term)) names.add(term);
-    }
-  }
-  return [...names];
+  return [...new Set(searchTerms(text).filter((term) => !CONVERSATIONAL.has(term)))];
 }
 
 /** The share of the query's weight (each term its IDF) that a memory's terms hold. */
@@ -106,8 +82,6 @@ export interface WeakMatchVerdict {
   unknown: { terms: string[]; share: number };
   /** The candidate that covered most of the query's known weight, its coverage and the terms it holds. */
   best: { id: number; coverage: number; matched: string[]; agreed: boolean } | null;
-  /** The names in the query (a store of `smallStore.below` memories or more), and the top result holding them with another of its words, if any. */
-  names: { terms: string[]; heldBy: number | null };
   rule: string;
 }
 
@@ -123,14 +97,13 @@ export interface WeakMatchVerdict {
  * Constants and how they were chosen: tuning.ts.
  */
 export function weakMatch(
-  terms: readonly string[] & { readonly names?: readonly string[] },
+  terms: readonly string[],
   idf: (term: string) => number,
   candidates: readonly MatchCandidate[],
   /** The embedder kind's similarity that counts as an answer on its own (TUNING.abstain.similarity), if any. */
   semantic?: number,
 ): WeakMatchVerdict {
   const { agreedCoverage, maxUnknownShare, smallStore } = TUNING.abstain;
-  const namesApply = TUNING.names.enabled;
   const unseen = idf(UNSEEN_TERM);
   // wink gives a word no memory holds ln(2N + 2) in a store of N memories. Below smallStore.below memories most
   // everyday words are unseen, so no word counts as unknown and coverage is of the whole query, as in round 3.
@@ -145,14 +118,9 @@ export function weakMatch(
   const unknownShare = total > 0 ? unknownWeight / total : 0;
   const known = total - unknownWeight;
   const lexical = unknownShare <= maxUnknownShare;
-  // Round 5: a query that names someone or something is answered only by a memory about them — one top result must
-  // hold every name and another word of the query ("Theo's dog" is not answered by Maya's dog nor by Theo's car).
-  const names = large && namesApply ? (terms.names ?? []).filter((name) => terms.includes(name)) : [];
-  const others = terms.length - names.length;
-  let namesHeldBy: number | null = null;
   const agreement = `answer when keyword and vector search agree on a top result covering ≥ ${agreedCoverage} of the query's weight${semantic !== undefined ? `, or its vector similarity is ≥ ${semantic}` : ''}`;
   const rule = large
-    ? `${agreement}; else stay silent when words no memory holds are more than ${maxUnknownShare} of the query's weight, and answer when a top result covers ≥ ${needed} of the weight of the words the store holds; either way, when the query names someone or something, one top result must hold every name and another word of the query`
+    ? `${agreement}; else stay silent when words no memory holds are more than ${maxUnknownShare} of the query's weight, and answer when a top result covers ≥ ${needed} of the weight of the words the store holds`
     : `${agreement}; else (a store of fewer than ${smallStore.below} memories) answer when a top result covers ≥ ${needed} of the query's weight`;
   let best: WeakMatchVerdict['best'] = null;
   let speaks = false;
@@ -166,10 +134,7 @@ export function weakMatch(
     // (a query that spells an identifier the memory splits — "buildkit" against "BuildKit" — has one).
     if (candidate.agreed && total > 0 && held / total >= agreedCoverage) speaks = true;
     if (semantic !== undefined && candidate.similarity !== null && candidate.similarity >= semantic) speaks = true;
-    if (namesHeldBy === null && names.length > 0 && names.every((name) => candidate.terms.has(name)) && matched.length - names.length >= Math.min(TUNING.names.otherWords, others)) namesHeldBy = candidate.id;
   }
-  const namesMissing = speaks && names.length > 0 && namesHeldBy === null;
-  if (namesMissing) speaks = false;
   const unknownTerms = weighted.filter((t) => t.unknown).map((t) => t.term);
   const coverageText = best
     ? `the best match (#${best.id}) covers ${Math.round(best.coverage * 100)} % of the query's weight in words the store holds${best.agreed ? ' (both lists agree on it)' : ''}`
@@ -179,9 +144,7 @@ export function weakMatch(
     ? null
     : !best
       ? 'nothing matched'
-      : namesMissing
-        ? `the query names ${names.join(', ')} and no top result holds ${names.length > 1 ? 'them all' : 'it'} together with another word of the query; ${coverageText}`
-        : !lexical
+      : !lexical
         ? `${Math.round(unknownShare * 100)} % of the query's weight is in words no memory holds (${unknownTerms.join(', ')}); the rule allows ${Number((maxUnknownShare * 100).toFixed(1))} %; ${coverageText}${similarityText}`
         : `${coverageText}; the rule needs ${Math.round(needed * 100)} % (${Math.round(agreedCoverage * 100)} % when both lists agree${semantic !== undefined ? `, or a vector similarity of ${semantic}` : ''})`;
   return {
@@ -189,7 +152,6 @@ export function weakMatch(
     terms: weighted.map(({ term, weight }) => ({ term, weight })),
     unknown: { terms: unknownTerms, share: Math.round(unknownShare * 1000) / 1000 },
     best,
-    names: { terms: names, heldBy: namesHeldBy },
     rule,
   };
 }

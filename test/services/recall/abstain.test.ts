@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { abstainReason, queryNames, queryTerms, TUNING, weakMatch } from '../../../src/services/index.js';
+import { abstainReason, TUNING, weakMatch } from '../../../src/services/index.js';
 
 describe('abstainReason', () => {
   it.each([
@@ -104,33 +104,6 @@ describe('weakMatch', () => {
     expect(TUNING.abstain.smallStore.coverage).toBeLessThan(TUNING.abstain.coverage);
   });
 
-  it('answers a query naming someone only from a result holding the name and another of its words (round 5)', () => {
-    // A store of about 200 memories (an unseen word weighs 6). "What is Theo's dog called?" where Maya has the dog:
-    // Maya's dog turn holds `dog`, Theo's turn holds `theo`; neither holds both, however well each covers the query.
-    const weights = (term: string) => ({ theo: 3, dog: 3, call: 1.5, maya: 3 })[term] ?? 6;
-    const terms = queryTerms("What is Theo's dog called?");
-    expect(terms.names).toEqual(['theo']);
-    const mayasDog = candidate(1, ['dog', 'call'], true);
-    const theosCar = candidate(2, ['theo']);
-    const verdict = weakMatch(terms, weights, [mayasDog, theosCar]);
-    expect(verdict.names).toEqual({ terms: ['theo'], heldBy: null });
-    expect(verdict.weak).toMatch(/names theo and no top result holds it together with another word of the query/);
-    // Without the names (the same terms as a plain array) the lists' agreement answers: what round 4 did.
-    expect(weakMatch([...terms], weights, [mayasDog, theosCar]).weak).toBeNull();
-    // A memory about Theo's dog answers.
-    const theosDog = weakMatch(terms, weights, [mayasDog, candidate(3, ['theo', 'dog'])]);
-    expect(theosDog.weak).toBeNull();
-    expect(theosDog.names).toEqual({ terms: ['theo'], heldBy: 3 });
-    expect(TUNING.names.otherWords).toBe(1);
-  });
-
-  it('leaves names out in a store too small to know everyday words, and queries without names alone', () => {
-    const small = (term: string) => ({ theo: 1.5, dog: 1.5 })[term] ?? Math.log(28);
-    const terms = queryTerms("What is Theo's dog called?");
-    expect(weakMatch(terms, small, [candidate(1, ['dog', 'call'])]).names.terms).toEqual([]);
-    expect(weakMatch(queryTerms('what is the dog called'), (t) => ({ dog: 3, call: 1.5 })[t] ?? 6, [candidate(1, ['dog', 'call'])]).weak).toBeNull();
-  });
-
   it('reports the best candidate and the rule for --explain, and is silent with no candidates', () => {
     const verdict = weakMatch(['x', 'y'], idf({ x: 2, y: 2 }), [candidate(7, ['x']), candidate(8, [])]);
     expect(verdict.best).toEqual({ id: 7, coverage: 0.5, matched: ['x'], agreed: false });
@@ -138,15 +111,5 @@ describe('weakMatch', () => {
     expect(verdict.rule).toContain(`covers ≥ ${TUNING.abstain.smallStore.coverage} of the query's weight`);
     expect(weakMatch(['x'], idf({ x: 2, '': 6 }), [candidate(7, ['x'])]).rule).toContain(`covers ≥ ${TUNING.abstain.coverage} of the weight of the words the store holds`);
     expect(weakMatch(['x'], idf({}), []).weak).toBe('nothing matched');
-  });
-});
-
-describe('queryNames', () => {
-  it('takes capitalised words that do not start a sentence, possessives stripped, analysed like search terms', () => {
-    const names = (text: string) => queryNames(text, queryTerms(text));
-    expect(names("What is Theo's dog called?")).toEqual(['theo']);
-    expect(names('When did Maya and Nora move to Lisbon?')).toEqual(['maya', 'nora', 'lisbon']);
-    expect(names('Add a retry helper. Then check it in CI')).toEqual([]);
-    expect(names('the job ran twice after a crash')).toEqual([]);
   });
 });

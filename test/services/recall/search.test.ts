@@ -324,24 +324,6 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
     expect((await search.search({ query: 'docker buildkit cache mounts', mode: 'bm25' })).results[0]?.id).toBe(4);
   });
 
-  it('answers a question naming someone only from a memory holding the name and another of its words (round 5)', async () => {
-    const store = tempStore();
-    for (let i = 0; i < TUNING.abstain.smallStore.below; i++) addEngram(store, { text: `Release note ${i}: the changelog lists every fixed issue.` });
-    addEngram(store, { text: 'Maya: my dog Pepper is a retired greyhound, she sleeps all day.' });
-    addEngram(store, { text: 'Theo: I finally sold my old car last week.' });
-    const search = engine(store);
-    // Both memories share words with the question, neither holds Theo and his dog: the search stays silent and says why.
-    const theo = await search.search({ query: "What is Theo's dog called?", mode: 'hybrid', explain: true });
-    expect(theo.explain?.abstain.names).toEqual({ terms: ['theo'], heldBy: null });
-    expect(theo).toMatchObject({ abstained: 'weak-match', results: [] });
-    expect(theo.weak).toMatch(/names theo and no top result holds it together with another word of the query/);
-    // The same question about Maya answers from her memory.
-    const maya = await search.search({ query: "What is Maya's dog called?", mode: 'hybrid', explain: true });
-    expect(maya.abstained).toBeNull();
-    expect(maya.results[0]?.engram.text).toMatch(/^Maya: my dog Pepper/);
-    expect(maya.explain?.abstain.names.terms).toEqual(['maya']);
-  });
-
   it('adds the anchor list in hybrid mode only, and reports the fusion settings', async () => {
     const store = tempStore();
     seed(store);
