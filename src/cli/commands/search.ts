@@ -57,7 +57,7 @@ function renderExplain(response: SearchResponse): string[] {
       : []),
     ...(fusion.confident
       ? [
-          `kept in place: ${fusion.confident.head} BM25 hit(s) and ${fusion.confident.vector} vector hit(s), ${fusion.confident.agreed} promoted by agreement (${fusion.confident.rule}); the top k is ordered with vector weight ${round2(fusion.ordering ?? fusion.weights.vector)}`,
+          `kept in place: ${fusion.confident.head} BM25 hit(s) and ${fusion.confident.vector} vector hit(s), ${fusion.confident.agreed} promoted by agreement, ${fusion.confident.context} from the best hits' sessions (${fusion.confident.rule}); the top k is ordered with vector weight ${round2(fusion.ordering ?? fusion.weights.vector)}`,
         ]
       : []),
     `query terms (weight = IDF in this store): ${terms || '—'}`,
