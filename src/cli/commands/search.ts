@@ -289,7 +289,7 @@ export function registerSearchCommands(program: Command, action: Action): void {
   bench
     .command('retrieval')
     .description('retrieval quality on a labelled set, in a throwaway store (one JSON line per mode)')
-    .option('--memories <file>', 'JSONL: {"id","text","group"?,"session"?,"category"?,"tags"?} (session: stored as the engram's session_id, in file order)')
+    .option('--memories <file>', 'JSONL: {"id","text","group"?,"session"?,"category"?,"tags"?} (session: stored as session_id, in file order)')
     .option('--queries <file>', 'JSONL: {"q","relevant":[ids],"group"?,"kind"?}')
     .addOption(new Option('--set <name>', 'a labelled set shipped with Engram instead of files (docs/SEARCH.md)').choices([...EVAL_SET_NAMES]))
     .addOption(new Option('--split <split>', 'which queries of --set: dev (tuning) or test (held out, for reporting)').choices(['dev', 'test']).default('test'))
