@@ -1,6 +1,6 @@
-// Round 4 tuning on the DEV splits only (refused otherwise: services/recall tuningQueryFile): loads each set's stores
-// once per embedder, embeds once, then runs the real engine's hybrid search once per feedback variant (tuning.ts
-// `feedback`), each in a fresh engine so the store's vector reliability starts from its prior as in bench/quality.mjs.
+// Round 4 and 5 tuning on the DEV splits only (refused otherwise: services/recall tuningQueryFile): loads each set's stores
+// once per embedder, embeds once, then runs the real engine's hybrid search once per variant (tuning.ts
+// `feedback`, `agreement`, `context`), each in a fresh engine so the store's vector reliability starts from its prior as in bench/quality.mjs.
 // Prints, per variant, each set × embedder cell's hybrid recall@10 minus the best single signal, and the MRR change
 // against hybrid without feedback. bench/feedback.mjs bundles and runs it.
 import { createHash } from 'node:crypto';
@@ -113,7 +113,6 @@ for (const embedderName of embedders) {
     const stores: Array<{ memories: BenchMemory[]; queries: BenchQuery[] }> = files.storePerGroup
       ? [...new Set(memories.map((m) => m.group as string))].sort().map((group) => ({ memories: memories.filter((m) => m.group === group), queries: queries.filter((q) => q.group === group) }))
       : [{ memories, queries }];
-    if (process.env.DEBUG_ORDER) console.error(set, memories.slice(0, 3).map((m) => `${m.id}@${m.session ?? "-"}`).join(" "));
     const started = performance.now();
     for (const part of stores) {
       const dir = mkdtempSync(join(tmpdir(), 'engram-feedback-'));
