@@ -2,7 +2,7 @@
 // once per embedder, embeds once, then runs the real engine's hybrid search once per variant (tuning.ts
 // `feedback`, `agreement`, `context`), each in a fresh engine so the store's vector reliability starts from its prior as in bench/quality.mjs.
 // Prints, per variant, each set × embedder cell's hybrid recall@10 minus the best single signal, and the MRR change
-// against hybrid without feedback. bench/feedback.mjs bundles and runs it.
+// against `off` (hybrid before round 5). bench/feedback.mjs bundles and runs it.
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
