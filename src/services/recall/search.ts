@@ -444,6 +444,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
     ordered: readonly T[],
     coverage: (id: number) => number,
     best: number,
+    /** Passes the gates and is not one the learning loop judged unwanted here (what fusion's adjustments remove). */
     accept: (id: number) => boolean,
     unlisted: (id: number) => T,
   ): { top: T[]; promoted: number } => {
@@ -688,7 +689,8 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
         // Round 5: the memories recorded next to the strongest hits in their session take weak places (tuning.ts
         // `context`): in a conversation the evidence often sits in the turn before or after the one the words found.
         if (TUNING.context.enabled && TUNING.context.places > 0 && index.docs >= TUNING.context.minStore && confidence.best > 0) {
-          const context = contextPromotion(top, ordered, coverage, confidence.best, accept, (id) => ({
+          const wanted = (id: number): boolean => !(relevance.get(id) ?? learnedRelevance(store, [id], environment.tags ?? []).get(id))?.unwanted;
+          const context = contextPromotion(top, ordered, coverage, confidence.best, (id) => accept(id) && wanted(id), (id) => ({
             id,
             score: 0,
             ranks: { bm25: null, vector: null, anchor: null },

@@ -444,6 +444,10 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
     } finally {
       context.enabled = true;
     }
+    // A neighbour the learning loop judged unwanted in these tags stays out, as fusion leaves it out.
+    store.write(() => store.stats.replace(answer, { repos: [], tag_sets: [], tag_relevance: [{ tag: 'pets', score: -0.8, positive_evals: 0, negative_evals: 4, last_evaluated_at: null }] }));
+    expect((await engine(store).search({ ...query, environment: { tags: ['pets'] } })).results.map((hit) => hit.id)).not.toContain(answer);
+    expect((await engine(store).search({ ...query, environment: { tags: ['cooking'] } })).results.map((hit) => hit.id)).toContain(answer);
     // The default session gathers saves that named none: its members are not each other's context.
     for (const id of [question, answer]) store.engrams.update(id, { session_id: 'manual-save-shop' });
     expect((await engine(store).search(query)).results.map((hit) => hit.id)).not.toContain(answer);
