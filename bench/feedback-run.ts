@@ -1,8 +1,9 @@
-// Round 4 tuning on the DEV splits only (refused otherwise: services/recall tuningQueryFile): loads each set's stores
-// once per embedder, embeds once, then runs the real engine's hybrid search once per feedback variant (tuning.ts
-// `feedback`), each in a fresh engine so the store's vector reliability starts from its prior as in bench/quality.mjs.
+// Round 4 and 5 tuning on the DEV splits only (refused otherwise: services/recall tuningQueryFile): loads each set's stores
+// once per embedder, embeds once, then runs the real engine's hybrid search once per variant (tuning.ts
+// `feedback`, `agreement`, `context`), each in a fresh engine so the store's vector reliability starts from its prior as in bench/quality.mjs.
 // Prints, per variant, each set × embedder cell's hybrid recall@10 minus the best single signal, and the MRR change
-// against hybrid without feedback. bench/feedback.mjs bundles and runs it.
+// against `off` (hybrid before round 5). bench/feedback.mjs bundles and runs it.
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,17 +30,21 @@ const K = 10;
 type Mutable<T> = { -readonly [key in keyof T]: T[key] extends boolean ? boolean : T[key] extends number ? number : T[key] };
 type FeedbackSettings = Mutable<typeof TUNING.feedback>;
 type AgreementSettings = Mutable<typeof TUNING.agreement>;
+type ContextSettings = Mutable<typeof TUNING.context>;
 interface Variant {
   feedback?: Partial<FeedbackSettings>;
   agreement?: Partial<AgreementSettings>;
+  context?: Partial<ContextSettings>;
 }
-const shipped = { feedback: { ...TUNING.feedback } as FeedbackSettings, agreement: { ...TUNING.agreement } as AgreementSettings };
-/** Hybrid as main has it: no feedback list, no agreement rule. */
-const off: Variant = { feedback: { enabled: false }, agreement: { places: 0 } };
+const shipped = { feedback: { ...TUNING.feedback } as FeedbackSettings, agreement: { ...TUNING.agreement } as AgreementSettings, context: { ...TUNING.context } as ContextSettings };
+/** `off`: hybrid as main has it before round 5 (round 4's feedback and agreement, no context); `round3`: neither. */
+const off: Variant = { context: { enabled: false } };
+const round3: Variant = { feedback: { enabled: false }, agreement: { places: 0 }, context: { enabled: false } };
 
 /** The variants, by name: overrides of tuning.ts `feedback` and `agreement`. */
 const ALL: Record<string, Variant> = JSON.parse(option('--variants-json', 'null')) ?? {
   off,
+  round3,
   'shipped (tuning.ts)': {},
   'one place': { agreement: { places: 1 } },
   'three places': { agreement: { places: 3 } },
@@ -63,6 +68,7 @@ if (!chosen.includes('off')) chosen.unshift('off');
 const apply = (variant: Variant): void => {
   writable.feedback = { ...shipped.feedback, ...(variant.feedback ?? {}) };
   writable.agreement = { ...shipped.agreement, ...(variant.agreement ?? {}) };
+  writable.context = { ...shipped.context, ...(variant.context ?? {}) };
 };
 
 function choiceOf(name: string): EmbedderChoice {
@@ -86,13 +92,23 @@ const tally = (key: string, judged: Judged): void => {
 };
 
 const tuning = searchTuning(loadSettings(readEnv()).config);
-const writable = TUNING as unknown as { feedback: FeedbackSettings; agreement: AgreementSettings };
+const writable = TUNING as unknown as { feedback: FeedbackSettings; agreement: AgreementSettings; context: ContextSettings };
 
 for (const embedderName of embedders) {
   let model: Embedder | null = null;
   for (const set of sets) {
     const files = evalSetFiles(root, set, 'dev');
-    const memories = parse<BenchMemory>(files.memories, BenchMemorySchema);
+    // `--one-session file|shuffled`: memories without a session are stored as one named session (not the Go engram's default
+    // `manual-save-<project>`), in file order or a fixed shuffle — what the context step does in a store of lessons.
+    const oneSession = option('--one-session', '');
+    const hash = (text: string): string => createHash('sha256').update(text).digest('hex');
+    const loaded = parse<BenchMemory>(files.memories, BenchMemorySchema);
+    // `--shuffle`: every set's memories stored in a fixed random order (sessions kept): a control, so a session's
+    // neighbours by id are arbitrary turns of it.
+    if (args.includes('--shuffle')) loaded.sort((a, b) => (hash(a.id) < hash(b.id) ? -1 : 1));
+    const memories = !oneSession
+      ? loaded
+      : (oneSession === 'shuffled' && loaded.every((m) => !m.session) ? [...loaded].sort((a, b) => (hash(a.id) < hash(b.id) ? -1 : 1)) : loaded).map((m) => (m.session ? m : { ...m, session: 'one-session' }));
     const queries = parse<BenchQuery>(tuningQueryFile(root, set, split), BenchQuerySchema);
     const stores: Array<{ memories: BenchMemory[]; queries: BenchQuery[] }> = files.storePerGroup
       ? [...new Set(memories.map((m) => m.group as string))].sort().map((group) => ({ memories: memories.filter((m) => m.group === group), queries: queries.filter((q) => q.group === group) }))
@@ -108,6 +124,7 @@ for (const embedderName of embedders) {
           for (const memory of part.memories) {
             const draft = prepareDraft({ text: memory.text, category: memory.category, tags: memory.tags, project: memory.group, scope: memory.group ? 'project' : 'personal', source: 'import' });
             let { engram } = storeDraft(store, draft, at, 'skip');
+            if (memory.session && engram.session_id == null) engram = store.engrams.update(engram.id, { session_id: memory.session });
             if (engram.status === 'pending') engram = store.engrams.update(engram.id, { status: 'active', status_reason: null });
             memoryIdsOf.set(engram.id, [...(memoryIdsOf.get(engram.id) ?? []), memory.id]);
           }
@@ -158,7 +175,7 @@ const mean = (key: string, pick: (j: Judged) => number): number => {
   return list.reduce((sum, j) => sum + pick(j), 0) / Math.max(1, list.length);
 };
 const f3 = (value: number): string => `${value >= 0 ? '+' : ''}${value.toFixed(3)}`;
-console.log('feedback variants on the dev splits: hybrid recall@10 − best single signal (MRR − hybrid without feedback); worst, mean, cells ≥ +0.01');
+console.log('feedback variants on the dev splits: hybrid recall@10 − best single signal (MRR − main before round 5, `off`); worst, mean, cells ≥ +0.01');
 for (const name of chosen) {
   const cells: Array<{ cell: string; margin: number; mrr: number }> = [];
   for (const embedderName of embedders) {

@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-// Round 4 feedback tuning on the dev splits (never test: refused in code). See bench/feedback-run.ts.
+// Round 4 and 5 tuning on the dev splits (never test: refused in code): feedback, agreement and context variants.
+// See bench/feedback-run.ts.
 //
-//   node bench/feedback.mjs [--sets …] [--embedders …] [--variants-json '{"name":{…overrides}}'] [--singles]
+//   node bench/feedback.mjs [--sets …] [--embedders …] [--variants-json '{"name":{"context":{…overrides}}}'] [--singles]
+//                           [--one-session file|shuffled] [--shuffle]
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { bundleEntry } from '../scripts/bundle.mjs';

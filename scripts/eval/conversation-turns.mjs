@@ -147,7 +147,7 @@ for (const [session, file] of SESSIONS) {
     const pieces = chunks(text);
     pieces.forEach((piece, index) => {
       const id = `${session}:${String(n).padStart(3, '0')}${pieces.length > 1 ? `.${index + 1}` : ''}`;
-      lines.push(JSON.stringify({ id, text: `${turn.who}: ${piece}`}));
+      lines.push(JSON.stringify({ id, text: `${turn.who}: ${piece}`, session }));
     });
   }
 }

@@ -52,7 +52,7 @@ function parseDialogue(conversation, text) {
     if (!turn || !session) throw new Error(`${where}: not a session header or a numbered turn`);
     if (Number(turn[1]) !== next) throw new Error(`${where}: turn ${turn[1]} out of sequence (expected ${String(next).padStart(2, '0')})`);
     next++;
-    turns.push({ id: `${conversation}:${session.id}:${turn[1]}`, text: `[${session.date}] ${turn[2]}: ${turn[3]}`, group: conversation });
+    turns.push({ id: `${conversation}:${session.id}:${turn[1]}`, text: `[${session.date}] ${turn[2]}: ${turn[3]}`, group: conversation, session: `${conversation}:${session.id}` });
   });
   return turns;
 }

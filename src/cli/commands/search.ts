@@ -57,7 +57,7 @@ function renderExplain(response: SearchResponse): string[] {
       : []),
     ...(fusion.confident
       ? [
-          `kept in place: ${fusion.confident.head} BM25 hit(s) and ${fusion.confident.vector} vector hit(s), ${fusion.confident.agreed} promoted by agreement (${fusion.confident.rule}); the top k is ordered with vector weight ${round2(fusion.ordering ?? fusion.weights.vector)}`,
+          `kept in place: ${fusion.confident.head} BM25 hit(s) and ${fusion.confident.vector} vector hit(s), ${fusion.confident.agreed} promoted by agreement, ${fusion.confident.context} from the best hits' sessions (${fusion.confident.rule}); the top k is ordered with vector weight ${round2(fusion.ordering ?? fusion.weights.vector)}`,
         ]
       : []),
     `query terms (weight = IDF in this store): ${terms || '—'}`,
@@ -289,7 +289,7 @@ export function registerSearchCommands(program: Command, action: Action): void {
   bench
     .command('retrieval')
     .description('retrieval quality on a labelled set, in a throwaway store (one JSON line per mode)')
-    .option('--memories <file>', 'JSONL: {"id","text","group"?,"category"?,"tags"?}')
+    .option('--memories <file>', 'JSONL: {"id","text","group"?,"session"?,"category"?,"tags"?} (session: stored as session_id, in file order)')
     .option('--queries <file>', 'JSONL: {"q","relevant":[ids],"group"?,"kind"?}')
     .addOption(new Option('--set <name>', 'a labelled set shipped with Engram instead of files (docs/SEARCH.md)').choices([...EVAL_SET_NAMES]))
     .addOption(new Option('--split <split>', 'which queries of --set: dev (tuning) or test (held out, for reporting)').choices(['dev', 'test']).default('test'))

@@ -246,6 +246,11 @@ export interface EngramRepo {
    * to `engrams` empties the kept rows, and the reading starts again from the newest.
    */
   keepRecallFields(options?: { page?: number; limit?: number }): boolean;
+  /**
+   * The live engrams recorded next to this one in its session (`session_id`, in id order, as the timeline reads it):
+   * up to `span` before and `span` after, each with its distance (1 = adjacent), and the session; none without one.
+   */
+  sessionNeighbours(id: number, span: number): { session: string | null; neighbours: Array<{ id: number; distance: number }> };
   /** The searchable columns of these engrams (deleted ones included, missing ids skipped), ascending by id. */
   searchable(ids: readonly number[]): SearchableFields[];
   /** The searchable columns of every live engram in id order, read in large pages (index builds). */
@@ -496,6 +501,16 @@ export function createEngramRepo(db: Database): EngramRepo {
       const read = (wanted: readonly number[]): EngramRow[] =>
         cached('SELECT * FROM engrams WHERE id IN (SELECT value FROM json_each(?))').all(JSON.stringify(wanted)) as EngramRow[];
       return throughKept(ids, rowCache?.current()?.rows, read).map(fromRow);
+    },
+    sessionNeighbours(id, span) {
+      const session = cached('SELECT session_id FROM engrams WHERE id = ?').pluck().get(id) as string | null | undefined;
+      if (session == null || span <= 0) return { session: session ?? null, neighbours: [] };
+      // Two short range reads of engrams_session (session_id, id).
+      const side = (sql: string): Array<{ id: number; distance: number }> =>
+        (cached(`SELECT id FROM engrams WHERE session_id = @session AND deleted_at IS NULL AND ${sql} LIMIT @span`).pluck().all({ session, id, span }) as number[]).map(
+          (other, index) => ({ id: other, distance: index + 1 }),
+        );
+      return { session, neighbours: [...side('id < @id ORDER BY id DESC'), ...side('id > @id ORDER BY id')] };
     },
     recallFields(ids) {
       if (ids.length === 0) return [];

@@ -36,6 +36,10 @@ export function goContentHash(content: string): string {
 /** The default session of saves that name none. */
 export const defaultSessionId = (project: string | null): string => (project ? `manual-save-${project}` : 'manual-save');
 
+/** Whether a session id is the default one (`defaultSessionId`): a catch-all of saves that named no session, so its
+ * members are not each other's context (recall's context step skips it). */
+export const isDefaultSessionId = (sessionId: string): boolean => sessionId === 'manual-save' || sessionId.startsWith('manual-save-');
+
 const FAMILIES: Record<string, string> = {
   architecture: 'architecture', design: 'architecture', adr: 'architecture', refactor: 'architecture',
   bug: 'bug', bugfix: 'bug', fix: 'bug', incident: 'bug', hotfix: 'bug',

@@ -13,6 +13,10 @@ export const BenchMemorySchema = z.strictObject({
   id: z.string().min(1),
   text: z.string().min(1),
   group: z.string().min(1).optional(),
+  /** The session it was recorded in, stored as the engram's `session_id` (as the Go engram's observations carry
+   * theirs): a conversation's turns, one session of a dated dialogue. Memories are stored in file order, so ids
+   * follow the session's order as a live store's would. */
+  session: z.string().min(1).optional(),
   category: z.string().min(1).optional(),
   tags: z.array(z.string().min(1)).optional(),
 });
@@ -191,6 +195,7 @@ async function benchStore(
           throw new EngramError('INVALID_INPUT', `memories: line ${index + 1} (${memory.id}): ${(error as Error).message}`);
         }
         let { engram } = storeDraft(store, draft, at, 'skip');
+        if (memory.session && engram.session_id == null) engram = store.engrams.update(engram.id, { session_id: memory.session });
         // A labelled set's memories are all meant to be found: review (services/governance) parks turns that read as
         // contradicting an earlier one as pending, which search hides, and which would make their labels unreachable.
         // The bench measures ranking over every memory, as on a store whose review queue was cleared.

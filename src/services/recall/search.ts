@@ -13,8 +13,9 @@ import {
 } from '../../core/index.js';
 import { abstainReason, queryTerms, weakMatch, weightedCoverage, type AbstainReason, type WeakMatchVerdict } from './abstain.js';
 import { createBm25Cache, type Bm25Builder, type Bm25Cache, type Bm25Filter, type Bm25Index, type Bm25Source } from './bm25.js';
-import { confidentCandidates, confidentTop, promoteAgreed, reciprocalRankFusion, type Confidence, type RankedList } from './fusion.js';
+import { confidentCandidates, confidentTop, promoteAgreed, reciprocalRankFusion, type Confidence, type RankedList, type Signal } from './fusion.js';
 import { DEFAULT_STATUSES, passesGates, type SearchEnvironment, type SearchFilters } from './gates.js';
+import { isDefaultSessionId } from '../observations/rules.js';
 import { searchTerms } from './text.js';
 import { createVectorReliability, judgedFactor, vectorWeight as weighVectors, type VectorReliability } from './reliability.js';
 import { TUNING, type SearchTuning } from './tuning.js';
@@ -60,7 +61,8 @@ export interface SearchExplain {
       fixed: boolean;
     } | null;
     /** Hybrid: the candidates that kept their place in the top k (fusion.ts confidentCandidates), or null. */
-    confident: { head: number; vector: number; agreed: number; best_coverage: number; rule: string } | null;
+    /** `context`: how many results were taken in as session neighbours of the best hits (round 5, tuning.ts `context`). */
+    confident: { head: number; vector: number; agreed: number; context: number; best_coverage: number; rule: string } | null;
   };
   abstain: WeakMatchVerdict;
 }
@@ -432,6 +434,46 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
     return ids;
   };
 
+  /**
+   * Round 5 (tuning.ts `context`): the session neighbours of the first results that hold the query well, scored by the
+   * seed's place and their distance, take the places of top-k hits that hold little of the query and that the vector
+   * list does not vouch for (the lowest first); they go last. A neighbour no list found gets an entry without ranks.
+   */
+  const contextPromotion = <T extends { id: number; score: number; ranks: Record<Signal, number | null> }>(
+    top: readonly T[],
+    ordered: readonly T[],
+    coverage: (id: number) => number,
+    best: number,
+    /** Passes the gates and is not one the learning loop judged unwanted here (what fusion's adjustments remove). */
+    accept: (id: number) => boolean,
+    unlisted: (id: number) => T,
+  ): { top: T[]; promoted: number } => {
+    const settings = TUNING.context;
+    const weak = top.filter((entry) => coverage(entry.id) < settings.weakerThan * best && (entry.ranks.vector ?? Infinity) > settings.keepVector);
+    if (weak.length === 0) return { top: [...top], promoted: 0 };
+    const inTop = new Set(top.map((entry) => entry.id));
+    const scores = new Map<number, number>();
+    top.slice(0, settings.seeds).forEach((seed, position) => {
+      if (coverage(seed.id) < settings.seedCoverage * best) return;
+      const { session, neighbours } = store.engrams.sessionNeighbours(seed.id, settings.span);
+      if (session === null || isDefaultSessionId(session)) return;
+      for (const { id, distance } of neighbours) {
+        if (inTop.has(id) || coverage(id) < settings.coverage * best) continue;
+        scores.set(id, (scores.get(id) ?? 0) + settings.decay ** (distance - 1) / (options.tuning.rrfK + position + 1));
+      }
+    });
+    if (scores.size === 0) return { top: [...top], promoted: 0 };
+    const byId = new Map(ordered.map((entry) => [entry.id, entry]));
+    const chosen = [...scores]
+      .sort((a, b) => b[1] - a[1] || a[0] - b[0])
+      .filter(([id]) => accept(id))
+      .slice(0, Math.min(settings.places, weak.length))
+      .map(([id]) => byId.get(id) ?? unlisted(id));
+    if (chosen.length === 0) return { top: [...top], promoted: 0 };
+    const dropped = new Set(weak.slice(-chosen.length).map((entry) => entry.id));
+    return { top: [...top.filter((entry) => !dropped.has(entry.id)), ...chosen], promoted: chosen.length };
+  };
+
   /** Which query terms an engram holds: read from the index (no re-analysis of its text), else from its row. */
   const heldTerms = (index: Bm25Index, id: number, terms: readonly string[], engram?: Engram): ReadonlySet<string> | undefined => {
     const indexed = index.termsOf(id, terms);
@@ -616,6 +658,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
       let confidence: Confidence | null = null;
       let ordering: number | null = null;
       let promoted = 0;
+      let contextual = 0;
       let top = adjusted.slice(0, topK);
       if (mode === 'hybrid' && bm25Ids.length > 0 && vectorIds.length > 0) {
         const settings = TUNING.confident;
@@ -642,6 +685,19 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
           const promotion = promoteAgreed(top, ordered, { bm25: bm25Ids, others: [vectorIds, feedbackIds, anchorIds], coverage, best: confidence.best }, { ...agreement, k: options.tuning.rrfK });
           top = promotion.top;
           promoted = promotion.promoted;
+        }
+        // Round 5: the memories recorded next to the strongest hits in their session take weak places (tuning.ts
+        // `context`): in a conversation the evidence often sits in the turn before or after the one the words found.
+        if (TUNING.context.enabled && TUNING.context.places > 0 && index.docs >= TUNING.context.minStore && confidence.best > 0) {
+          const wanted = (id: number): boolean => !(relevance.get(id) ?? learnedRelevance(store, [id], environment.tags ?? []).get(id))?.unwanted;
+          const context = contextPromotion(top, ordered, coverage, confidence.best, (id) => accept(id) && wanted(id), (id) => ({
+            id,
+            score: 0,
+            ranks: { bm25: null, vector: null, anchor: null },
+            adjustments: { fused: 0, tag_relevance: null, pinned: 1, recency: 1 },
+          }));
+          top = context.top;
+          contextual = context.promoted;
         }
         // What this search says about the vectors here: where they ranked BM25's best hit (reliability.ts).
         const rank = vectorIds.indexOf(bm25Ids[0] as number);
@@ -686,8 +742,9 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
                   head: confidence.head,
                   vector: confidence.vector,
                   agreed: promoted,
+                  context: contextual,
                   best_coverage: Math.round(confidence.best * 1000) / 1000,
-                  rule: `keep BM25's top-${topK} hits holding ≥ ${TUNING.confident.headCoverage} of the best one's coverage, and the nearest vector hit when it stands out (z ≥ ${TUNING.confident.vectorZ}) and holds ≥ ${TUNING.confident.vectorCoverage}; fusion fills the rest; up to ${TUNING.agreement.places} hit(s) holding < ${TUNING.agreement.weakerThan} of it give their place to a candidate in BM25's top ${TUNING.agreement.bm25Depth} that ${TUNING.agreement.votes} of the vector, feedback and anchor lists rank in their top ${TUNING.agreement.listDepth}`,
+                  rule: `keep BM25's top-${topK} hits holding ≥ ${TUNING.confident.headCoverage} of the best one's coverage, and the nearest vector hit when it stands out (z ≥ ${TUNING.confident.vectorZ}) and holds ≥ ${TUNING.confident.vectorCoverage}; fusion fills the rest; up to ${TUNING.agreement.places} hit(s) holding < ${TUNING.agreement.weakerThan} of it give their place to a candidate in BM25's top ${TUNING.agreement.bm25Depth} that ${TUNING.agreement.votes} of the vector, feedback and anchor lists rank in their top ${TUNING.agreement.listDepth}; then up to ${TUNING.context.places} hit(s) holding < ${TUNING.context.weakerThan} of it that the vector list does not rank in its top ${TUNING.context.keepVector} give their place to a session neighbour (within ${TUNING.context.span}) of the first ${TUNING.context.seeds} results that holds ≥ ${TUNING.context.coverage} of it`,
                 }
               : null,
           },

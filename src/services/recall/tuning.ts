@@ -130,6 +130,46 @@ export const TUNING = {
    */
   agreement: { bm25Depth: 20, listDepth: 10, votes: 3, weakerThan: 0.5, places: 2, minStore: 100 },
 
+  // ---- Round 5: the context of a hit (its session neighbours). Chosen with `node bench/feedback.mjs` on the dev
+  // splits (the real engine once per variant); docs/SEARCH.md "Round 5". ----
+  /**
+   * The memories recorded next to the best hits in their session may take weak places in the top k (search.ts
+   * contextPromotion). In a conversation the evidence often sits in the turn before or after the one the words found
+   * (the question a reply answers, the tool call a result belongs to); neither list sees that, the session's order
+   * does. A neighbour is the engram next in id order with the same `session_id` (what the timeline shows; the Go
+   * engram's observations carry one), never across sessions and never within the default `manual-save…` session,
+   * which only gathers saves that named none.
+   * - `seeds`, `seedCoverage`: the first two results lend their context when they hold at least half of the best
+   *   top-k hit's coverage (0.3 or 0.7: within 0.005 everywhere; one seed: dialogue / USE lite +0.075 → +0.059).
+   * - `span`, `decay`: neighbours up to two turns away, the second weighing half the first (span 1: conversations
+   *   +0.020 → +0.015 … dialogue lower too; span 3 lost 0.004 on conversations / ctx-use-256; decay 0.8 equal).
+   * - `coverage`: a neighbour must hold 0.05 of the best hit's coverage — a word of the question, not just the
+   *   session. Without it a store of lessons saved as one session lost (lessons / USE lite +0.010 → +0.002) and the
+   *   dialogue set gained less (+0.054 against +0.075 with USE lite); 0.1 +0.069, 0.2 +0.044.
+   * - `weakerThan`, `keepVector`, `places`: it takes the place of a top-k hit holding under 0.6 of the best coverage
+   *   that the vector list does not rank in its first five (the vectors vouch for those: without that test dialogue /
+   *   USE lite fell from +0.038 to +0.029 where vectors are good), the lowest first, at most two. 0.5: conversations
+   *   +0.020 → +0.013; 0.7 equal or lower; one place lost dialogue with the distilled models (−0.005: the reply after
+   *   the seed loses the tie to the turn before it), three places lost conversations.
+   * Dev splits, hybrid recall@10 − best single signal, 12 cells: main worst −0.001, mean +0.020, 7 / 12 ≥ +0.01;
+   * this: worst +0.010, mean +0.038, 12 / 12 (eval and lessons have no sessions: unchanged; stored as one session
+   * in a fixed random order, they stayed at ≥ +0.010). MRR −0.000…+0.006 against main per cell. Test splits, read
+   * once after tuning: 13 → 20 of 24 cells ≥ +0.01, none below the best single signal (main: two), the dialogue set
+   * 0.633 / 0.592 / 0.582 → 0.729 / 0.690 / 0.681 (USE lite / ctx-use-256 / static-use-256), MRR never lower.
+   */
+  context: {
+    enabled: true,
+    seeds: 2,
+    seedCoverage: 0.5,
+    span: 2,
+    decay: 0.5,
+    coverage: 0.05,
+    weakerThan: 0.6,
+    keepVector: 5,
+    places: 2,
+    minStore: 100,
+  },
+
   /**
    * The third list of hybrid search: the candidates of both lists ordered by their vector's similarity to the vector
    * of BM25's best hit. Query and memory are different genres (a question, a lesson or a tool output) and the offline

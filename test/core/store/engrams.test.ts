@@ -260,3 +260,34 @@ describe('engrams.mostUseful', () => {
     });
   });
 });
+
+describe('engrams.sessionNeighbours', () => {
+  it("returns the live engrams next to one in its session, in id order, with their distance; none without a session", () => {
+    const store = tempStore();
+    const ids: number[] = [];
+    store.write(() => {
+      // Two sessions interleaved, and one engram without a session.
+      ['a', 'b', 'a', 'a', 'b', 'a', null, 'a'].forEach((session, i) => {
+        const at = new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString();
+        ids.push(
+          store.engrams.insert({
+            kind: 'discovery', title: null, text: `turn ${i}`, content: null, category: 'chat', tags: [], prerequisites: null, source: 'manual',
+            source_sessions: [], session_id: session, tool_name: null, occurrence_count: 1, times_matched: 0, last_matched_at: null,
+            pinned: false, auto_pinned: false, deprecated: false, deprecated_reason: null,
+            project: null, scope: 'personal', topic_key: null, revision_count: 0, duplicate_count: 0,
+            created_at: at, updated_at: at, last_seen_at: at, deleted_at: null, status: 'active',
+          }).id,
+        );
+      });
+    });
+    const [a0, , a2, a3, , a5, none, a7] = ids as [number, number, number, number, number, number, number, number];
+    expect(store.engrams.sessionNeighbours(a3, 2)).toEqual({
+      session: 'a',
+      neighbours: [{ id: a2, distance: 1 }, { id: a0, distance: 2 }, { id: a5, distance: 1 }, { id: a7, distance: 2 }],
+    });
+    store.engrams.update(a5, { deleted_at: new Date().toISOString() });
+    expect(store.engrams.sessionNeighbours(a3, 1).neighbours).toEqual([{ id: a2, distance: 1 }, { id: a7, distance: 1 }]);
+    expect(store.engrams.sessionNeighbours(none, 2)).toEqual({ session: null, neighbours: [] });
+    expect(store.engrams.sessionNeighbours(a3, 0).neighbours).toEqual([]);
+  });
+});

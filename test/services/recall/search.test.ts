@@ -411,6 +411,48 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
     }
   });
 
+  it('gives a weak place to the reply recorded after the best hit in its session (round 5)', async () => {
+    const store = tempStore();
+    const words = 'river lamp orange window garden bicycle piano mountain coffee ticket silver engine candle forest harbour letter mirror pencil rabbit violin tunnel wallet yellow zebra anchor basket camera desert feather guitar helmet island jacket kettle ladder meadow needle ocean parrot quilt rocket saddle tomato umbrella valley walnut'.split(' ');
+    const add = (text: string, session: string): number => {
+      const { engram } = addEngram(store, { text, category: 'chat' });
+      store.engrams.update(engram.id, { session_id: session });
+      return engram.id;
+    };
+    // Other sessions: short turns of Maya's that hold only her name, and a store large enough for a top 10 to be a
+    // choice (TUNING.context.minStore).
+    for (let i = 0; i < 16; i++) add(`Maya: ${words[i]} ${words[i + 1]}.`, `chat-${i + 2}`);
+    for (let i = 0; i < 100; i++) add(`Sam: ${Array.from({ length: 8 }, (_, j) => words[(i * 5 + j * j + j) % words.length]).join(' ')} note${i}.`, `chat-${(i % 16) + 2}`);
+    // The question and its answer, one after the other in one session: the answer shares only the name with the
+    // question, and is longer than the name-only turns, so BM25 ranks it below all of them.
+    const question = add('Theo: Maya, what breed is your dog?', 'chat-1');
+    const answer = add('Maya: She is a retired racing greyhound, three years old, and sleeps twenty hours a day on the couch by the window.', 'chat-1');
+    const query = { query: "What breed is Maya's dog", explain: true } as const;
+
+    const bm25 = await engine(store).search({ ...query, mode: 'bm25', topK: 30 });
+    expect(bm25.results.findIndex((hit) => hit.id === answer) + 1).toBeGreaterThan(10);
+    const response = await engine(store).search(query);
+    expect(response.results[0]?.id).toBe(question);
+    expect(response.results.map((hit) => hit.id)).toContain(answer);
+    expect(response.explain?.fusion.confident?.context).toBeGreaterThanOrEqual(1);
+
+    const context = TUNING.context as { enabled: boolean };
+    try {
+      // Without the step the weak places go to the name-only turns of other sessions.
+      context.enabled = false;
+      expect((await engine(store).search(query)).results.map((hit) => hit.id)).not.toContain(answer);
+    } finally {
+      context.enabled = true;
+    }
+    // A neighbour the learning loop judged unwanted in these tags stays out, as fusion leaves it out.
+    store.write(() => store.stats.replace(answer, { repos: [], tag_sets: [], tag_relevance: [{ tag: 'pets', score: -0.8, positive_evals: 0, negative_evals: 4, last_evaluated_at: null }] }));
+    expect((await engine(store).search({ ...query, environment: { tags: ['pets'] } })).results.map((hit) => hit.id)).not.toContain(answer);
+    expect((await engine(store).search({ ...query, environment: { tags: ['cooking'] } })).results.map((hit) => hit.id)).toContain(answer);
+    // The default session gathers saves that named none: its members are not each other's context.
+    for (const id of [question, answer]) store.engrams.update(id, { session_id: 'manual-save-shop' });
+    expect((await engine(store).search(query)).results.map((hit) => hit.id)).not.toContain(answer);
+  });
+
   it("weighs the vector list by what this store's searches showed of its vectors, unless config fixes the weight", async () => {
     const store = tempStore();
     seed(store);
