@@ -88,7 +88,7 @@ export function openMailbox(
     const files = mailboxFiles(mailbox.dir, id);
     const claimed = pipedLine === null ? claimFile(files) : claimNew(files.claimed, pipedLine);
     if (claimed === null) return;
-    const { fd, line } = claimed;
+    const { fd, line, fresh } = claimed;
     let open = true;
     const answer = (text: string): void => {
       if (!open) return;
@@ -101,7 +101,8 @@ export function openMailbox(
         // path.
         const bytes = Buffer.from(text);
         writeSync(fd, bytes, 0, bytes.length, 0);
-        ftruncateSync(fd, bytes.length);
+        // A claim file made empty needs no cut.
+        if (!fresh) ftruncateSync(fd, bytes.length);
         renameSync(files.claimed, files.reply);
       } catch (error) {
         handlers.onError(error);
@@ -125,10 +126,10 @@ export function openMailbox(
   }
 
   /** Claims a call that came down the pipe by making its `.work` file (its hook made it first: it gave up). */
-  function claimNew(file: string, line: string): { fd: number; line: string } | null {
+  function claimNew(file: string, line: string): { fd: number; line: string; fresh: boolean } | null {
     const make = (): number => openSync(file, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL, 0o600);
     try {
-      return { fd: make(), line };
+      return { fd: make(), line, fresh: true };
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'EEXIST') {
@@ -140,7 +141,7 @@ export function openMailbox(
         // The folder was removed under the running server (someone cleaning up): made again, and the call answered.
         try {
           mkdirSync(mailbox.dir, { recursive: true, mode: 0o700 });
-          return { fd: make(), line };
+          return { fd: make(), line, fresh: true };
         } catch (made) {
           handlers.onError(made);
           return null;
@@ -152,7 +153,7 @@ export function openMailbox(
   }
 
   /** Claims a call written to a file by renaming it to `.work`, and reads it (its hook renamed it first: it gave up). */
-  function claimFile(files: ReturnType<typeof mailboxFiles>): { fd: number; line: string } | null {
+  function claimFile(files: ReturnType<typeof mailboxFiles>): { fd: number; line: string; fresh: boolean } | null {
     try {
       renameSync(files.request, files.claimed);
     } catch {
@@ -167,7 +168,7 @@ export function openMailbox(
       return null;
     }
     try {
-      return { fd, line: readAll(fd) };
+      return { fd, line: readAll(fd), fresh: false };
     } catch (error) {
       closeSync(fd);
       rmSync(files.claimed, { force: true });

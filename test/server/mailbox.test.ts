@@ -74,6 +74,26 @@ describe.skipIf(process.platform === 'win32')('the hooks’ mailbox', () => {
     for (const event of events) expect(postToMailbox<{ echo: unknown }>(mailbox, call(event), 5_000)).toEqual({ reply: { ok: true, echo: call(event) } });
   });
 
+  it('calls posted at once by many hooks, each nearly a whole pipe write, never mix: each gets its own answer', async () => {
+    const { mailbox, lines } = await serve('echo');
+    // Separate processes (a hook blocks while it waits), started together; each call's line is just under PIPE_BUF.
+    const script = `const { postToMailbox } = require(${JSON.stringify(join(ROOT, 'hooks', 'run.cjs'))});
+      const [fifo, dir, n] = process.argv.slice(1);
+      const call = { v: 1, op: 'hook', call: { event: 'PreToolUse', stdin: 'x'.repeat(${PIPE_BUF - 300} - n.length) + n } };
+      const answer = postToMailbox({ fifo, dir }, call, 10000);
+      process.stdout.write(JSON.stringify(answer.reply?.echo?.call?.stdin?.endsWith(n) === true));`;
+    const hooks = Array.from({ length: 12 }, (_, n) => {
+      const child = spawn(process.execPath, ['-e', script, mailbox.fifo, mailbox.dir, String(n)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      children.push(child);
+      let out = '';
+      child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+      return new Promise<string>((resolve) => child.on('exit', () => resolve(out)));
+    });
+    expect(await Promise.all(hooks)).toEqual(Array.from({ length: 12 }, () => 'true'));
+    expect(lines.filter((line) => line.call).length).toBe(12);
+    expect(lines.filter((line) => line.error)).toEqual([]);
+  });
+
   it('without a pipe there is no mailbox: null, so the hook asks the socket', () => {
     const run = tempDir();
     expect(postToMailbox({ fifo: join(run, 'hooks.fifo'), dir: join(run, 'hooks') }, call('Stop'), 1_000)).toBeNull();
