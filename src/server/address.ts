@@ -15,8 +15,8 @@ export interface ServerPaths {
   /** Touched when a hook starts a server, so eight hooks at once start one, not eight. */
   spawnStamp: string;
   /**
-   * The hooks' mailbox (hooks/run.cjs, server/mailbox-server.ts): a named pipe the server reads call ids from, and
-   * the folder the calls and their answers are written to. Hooks use it instead of the socket: it needs no node:net in the hook process.
+   * The hooks' mailbox (hooks/run.cjs, server/mailbox-server.ts): a named pipe the server reads calls (or the ids of
+   * calls written to files) from, and the folder the claimed calls and their answers are written to. Hooks use it instead of the socket: it needs no node:net in the hook process.
    */
   mailbox: { fifo: string; dir: string };
 }

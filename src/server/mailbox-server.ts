@@ -41,7 +41,7 @@ export function openMailbox(
   mailbox: { fifo: string; dir: string },
   handlers: { onCall(call: MailboxCall): void; onWithdrawn(event: string | null): void; onError(error: unknown): void },
 ): Mailbox | { error: unknown } {
-  /** Makes the pipe and reads call ids from it. Throws when the pipe cannot be made or opened. */
+  /** Makes the pipe and reads calls (or call ids) from it. Throws when the pipe cannot be made or opened. */
   function listen(): Socket {
     execFileSync('mkfifo', ['-m', '600', mailbox.fifo], { stdio: 'ignore', timeout: 5_000 });
     // Read and write: the pipe then never reports end-of-file when the last hook closes it, and opening never waits.
