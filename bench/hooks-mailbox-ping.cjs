@@ -11,7 +11,7 @@ const id = `${process.pid}-${Date.now().toString(36)}-ping`;
 const reply = join(run, 'hooks', `${id}.rep`);
 let pipe;
 try {
-  pipe = fs.openSync(join(run, 'hooks.fifo'), fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
+  pipe = fs.openSync(join(run, 'hook-calls.fifo'), fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
 } catch {
   process.exit(0);
 }

@@ -273,7 +273,7 @@ function readStdinSync(fd = 0, maxBytes = MAX_STDIN_BYTES) {
 // socket through them, was most of what a hook cost over a bare `node -e ''` (docs/PERFORMANCE.md); here everything
 // is a few synchronous file-system calls:
 //
-// 1. the call (one JSON line, as on the socket) goes down the named pipe `run/hooks.fifo` as `<id> <call>\n` when that
+// 1. the call (one JSON line, as on the socket) goes down the named pipe `run/hook-calls.fifo` as `<id> <call>\n` when that
 //    fits in one atomic pipe write (PIPE_BUF, 4 KiB: a PreToolUse call is ~0.8 KiB), else it is written to
 //    `run/hooks/<id>.req` and `<id>\n` goes down the pipe. The pipe is opened without blocking — no reader means no
 //    server (`refused`), no pipe means none was ever started here or it runs without a mailbox (the socket is asked);
@@ -306,9 +306,14 @@ function mailboxFiles(dir, id) {
   };
 }
 
-/** The mailbox of a home: the pipe call ids go down and the folder calls and answers are written to. */
+/**
+ * The mailbox of a home: the pipe calls (or call ids) go down and the folder calls and answers are written to. The pipe
+ * is not `run/hooks.fifo`, which servers before calls went down the pipe read: such a server would drop a call line it
+ * does not know, and the hook would wait out its whole timeout; with no pipe of this name the hook asks the socket,
+ * where an older server declines the call and steps aside for this version.
+ */
 function mailboxOf(home) {
-  return { fifo: joinPath(home, 'run/hooks.fifo'), dir: joinPath(home, 'run/hooks') };
+  return { fifo: joinPath(home, 'run/hook-calls.fifo'), dir: joinPath(home, 'run/hooks') };
 }
 
 /** How often a hook that has waited a while checks that the server it posted to is still there (ms). */

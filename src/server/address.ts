@@ -1,4 +1,6 @@
 import { join } from 'node:path';
+// The hooks' own rule for the mailbox's paths (bundled): one spelling for the hook and the server.
+import { mailboxOf } from '../../hooks/run.cjs';
 
 /** Unix socket paths are limited to ~108 bytes (104 on macOS); past this a home's socket moves to the temp folder. */
 const MAX_SOCKET_PATH = 100;
@@ -42,6 +44,6 @@ export function serverPaths(home: string): ServerPaths {
     lock: join(run, 'server.lock'),
     info: join(run, 'server.json'),
     spawnStamp: join(run, 'spawn.stamp'),
-    mailbox: { fifo: join(run, 'hooks.fifo'), dir: join(run, 'hooks') },
+    mailbox: mailboxOf(home),
   };
 }

@@ -8,7 +8,8 @@ import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bundleEntry } from '../../scripts/bundle.mjs';
-import { PIPE_BUF, postToMailbox } from '../../hooks/run.cjs';
+import { PIPE_BUF, mailboxOf, postToMailbox } from '../../hooks/run.cjs';
+import { serverPaths } from '../../src/server/address.js';
 import { ROOT, tempDir, until } from '../_helpers.js';
 
 let bundled: Promise<string> | undefined;
@@ -92,6 +93,15 @@ describe.skipIf(process.platform === 'win32')('the hooks’ mailbox', () => {
     expect(await Promise.all(hooks)).toEqual(Array.from({ length: 12 }, () => 'true'));
     expect(lines.filter((line) => line.call).length).toBe(12);
     expect(lines.filter((line) => line.error)).toEqual([]);
+  });
+
+  it('the pipe is not the one servers read before calls went down it, and the server and its hooks name the same one', () => {
+    // A server of an earlier version reading run/hooks.fifo would drop a call line it does not know and the hook would
+    // wait out its whole timeout; with no pipe of the new name, the hook asks the socket and that server declines it.
+    const home = tempDir();
+    expect(mailboxOf(home).fifo).toBe(join(home, 'run', 'hook-calls.fifo'));
+    expect(serverPaths(home).mailbox).toEqual(mailboxOf(home));
+    expect(serverPaths(`${home}/`).mailbox).toEqual(mailboxOf(home));
   });
 
   it('without a pipe there is no mailbox: null, so the hook asks the socket', () => {
