@@ -273,10 +273,11 @@ function readStdinSync(fd = 0, maxBytes = MAX_STDIN_BYTES) {
 // socket through them, was most of what a hook cost over a bare `node -e ''` (docs/PERFORMANCE.md); here everything
 // is a few synchronous file-system calls:
 //
-// 1. the call (one JSON line, as on the socket) goes down the named pipe `run/hook-calls.fifo` as `<id> <call>\n` when that
-//    fits in one atomic pipe write (PIPE_BUF, 4 KiB: a PreToolUse call is ~0.8 KiB), else it is written to
-//    `run/hooks/<id>.req` and `<id>\n` goes down the pipe. The pipe is opened without blocking — no reader means no
-//    server (`refused`), no pipe means none was ever started here or it runs without a mailbox (the socket is asked);
+// 1. the call (one JSON line, as on the socket) goes down the named pipe `run/hook-calls.fifo` as `<id> <call>\n`
+//    when that fits in one atomic pipe write (PIPE_BUF, 4 KiB on Linux: a PreToolUse call is ~0.8 KiB), else it is
+//    written to `run/hooks/<id>.req` and `<id>\n` goes down the pipe. The pipe is opened without blocking — no
+//    reader means no server (`refused`), no pipe means none was ever started here or it runs without a mailbox (the
+//    socket is asked);
 // 2. the hook waits for `run/hooks/<id>.rep` (complete when it appears: the server writes its answer into the call's
 //    claimed file and renames that), looking every ~0.1 ms at first, then less often (`Atomics.wait` sleeps), reads
 //    it and removes it.

@@ -1,9 +1,9 @@
 /**
  * The hooks' mailbox, server side (the hook side and the protocol are in hooks/run.cjs, which every hook runs): the
- * server makes the named pipe `run/hook-calls.fifo` (with `mkfifo`: Node has no call for it), reads calls from it (a call
- * line after its id, or the id of a call written to a file), claims each call by making its `.work` file (or renaming
- * the call's file to it), and writes the answer into that file, renamed `.rep` once complete. Without `mkfifo` there
- * is no mailbox and hooks use the socket.
+ * server makes the named pipe `run/hook-calls.fifo` (with `mkfifo`: Node has no call for it), reads calls from it (a
+ * call line after its id, or the id of a call written to a file), claims each call by making its `.work` file (or
+ * renaming the call's file to it), and writes the answer into that file, renamed `.rep` once complete. Without
+ * `mkfifo` there is no mailbox and hooks use the socket.
  * @module
  */
 import { execFileSync } from 'node:child_process';
