@@ -22,7 +22,7 @@
 // an ES module main script ~6 ms slower.
 'use strict';
 const fs = require('node:fs');
-const { isAbsolute, join, resolve } = require('node:path');
+const { dirname, isAbsolute, join, resolve } = require('node:path');
 
 /** The compiled better-sqlite3 addon, relative to a runtime folder. */
 const NATIVE_BINDING = 'node_modules/better-sqlite3/build/Release/better_sqlite3.node';
@@ -53,6 +53,17 @@ const MAX_STDIN_BYTES = 16 * 1024 * 1024;
 // Where Engram's data lives
 
 /**
+ * `join(folder, name)` for a clean absolute POSIX folder (no trailing slash, no `//`, `.` or `..` part) and a plain
+ * relative name, where it is just the two with a slash between: the hot path then never calls `path.join`, whose first
+ * call costs a hook process ~0.07 ms (compiling its normalisation). Anything else goes through `path.join`.
+ */
+function joinPath(folder, name) {
+  return process.platform !== 'win32' && folder.startsWith('/') && !folder.endsWith('/') && !folder.includes('//') && !folder.includes('/.')
+    ? `${folder}/${name}`
+    : join(folder, name);
+}
+
+/**
  * The one rule for where Engram's data lives: `$ENGRAM_HOME` (a leading `~` expanded, relative paths against `cwd`),
  * default `~/.engram`. src/core/env.ts, this launcher, the fast path and the bootstrap all call it (through
  * scripts/home.cjs and home.mjs, which re-export it).
@@ -64,7 +75,7 @@ function engramHome(env = process.env, options = {}) {
   // node:os only when HOME is unset: it is not loaded at Node's start-up, and every hook process computes this.
   const userHome = options.userHome ?? (env.HOME && env.HOME.trim() ? env.HOME : require('node:os').homedir());
   const raw = env.ENGRAM_HOME && env.ENGRAM_HOME.trim() ? env.ENGRAM_HOME : '';
-  if (!raw) return join(userHome, '.engram');
+  if (!raw) return joinPath(userHome, '.engram');
   const expanded = raw === '~' ? userHome : raw.startsWith('~/') ? join(userHome, raw.slice(2)) : raw;
   return isAbsolute(expanded) ? expanded : resolve(options.cwd ?? process.cwd(), expanded);
 }
@@ -125,7 +136,7 @@ function lockStamp(root) {
  * @returns {{ dir: string, kind: 'in-place' | 'runtime', key?: string } | null}
  */
 function findRuntime(root, env = process.env) {
-  if (fs.existsSync(join(root, FAST_PATH)) && fs.existsSync(join(root, NATIVE_BINDING))) return { dir: root, kind: 'in-place' };
+  if (fs.existsSync(joinPath(root, FAST_PATH)) && fs.existsSync(joinPath(root, NATIVE_BINDING))) return { dir: root, kind: 'in-place' };
   try {
     const pointer = JSON.parse(fs.readFileSync(pointerFile(root, env), 'utf8'));
     if (pointer.root === root && pointer.lock === lockStamp(root) && typeof pointer.dir === 'string') {
@@ -139,6 +150,12 @@ function findRuntime(root, env = process.env) {
 
 // ---------------------------------------------------------------------------------------------------------------
 // Reading stdin
+
+/**
+ * Bytes as UTF-8 text. `utf8Slice` is the native method `toString('utf8')` ends in: the JavaScript around it costs a
+ * hook process ~0.08 ms to compile on its first call, more than the decoding.
+ */
+const utf8 = (bytes) => (typeof bytes.utf8Slice === 'function' ? bytes.utf8Slice(0, bytes.length) : bytes.toString('utf8'));
 
 /** Reads a whole small file with the open/read/close a hook already uses; null when it cannot be read. */
 function readSmallFile(file, buffer) {
@@ -155,7 +172,7 @@ function readSmallFile(file, buffer) {
       if (read === 0) break;
       parts.push(Buffer.from(buffer.subarray(0, read)));
     }
-    return (parts.length === 1 ? parts[0] : Buffer.concat(parts)).toString('utf8');
+    return utf8(parts.length === 1 ? parts[0] : Buffer.concat(parts));
   } catch {
     return null;
   } finally {
@@ -175,6 +192,27 @@ function lastSignificantByte(chunks) {
   return -1;
 }
 
+/**
+ * Whether `fd` is a pipe, a socket or a file (what blocking reads suit), not a terminal or anything else. On Linux the
+ * descriptor's /proc link says `pipe:[…]` or `socket:[…]` for what agents give a hook, without `fstatSync`, whose
+ * Stats object costs a hook process ~0.1 ms on its first call; anything else (a file, a terminal, no /proc) is
+ * `fstat`ed.
+ */
+function readsBlocking(fd) {
+  try {
+    const target = fs.readlinkSync(`/proc/self/fd/${fd}`);
+    if (target.startsWith('pipe:[') || target.startsWith('socket:[')) return true;
+  } catch {
+    // No /proc (macOS), or no such descriptor: fstat says.
+  }
+  try {
+    const stats = fs.fstatSync(fd);
+    return stats.isFIFO() || stats.isSocket() || stats.isFile();
+  } catch {
+    return false;
+  }
+}
+
 /** The read buffer, shared by stdin and the files a hook reads (one allocation per process). */
 let shared = null;
 const readBuffer = () => (shared ??= Buffer.allocUnsafe(64 * 1024));
@@ -191,16 +229,11 @@ const readBuffer = () => (shared ??= Buffer.allocUnsafe(64 * 1024));
  * @returns {{ text: string, tooLarge: boolean, timedOut: boolean } | { rest: Buffer[] }}
  */
 function readStdinSync(fd = 0, maxBytes = MAX_STDIN_BYTES) {
-  try {
-    const stats = fs.fstatSync(fd);
-    if (!stats.isFIFO() && !stats.isSocket() && !stats.isFile()) return { rest: [] };
-  } catch {
-    return { rest: [] };
-  }
+  if (!readsBlocking(fd)) return { rest: [] };
   const chunks = [];
   let size = 0;
   let tooLarge = false;
-  const result = () => ({ text: tooLarge ? '' : (chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)).toString('utf8'), tooLarge, timedOut: false });
+  const result = () => ({ text: tooLarge ? '' : utf8(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)), tooLarge, timedOut: false });
   const buffer = readBuffer();
   for (;;) {
     let read;
@@ -240,17 +273,26 @@ function readStdinSync(fd = 0, maxBytes = MAX_STDIN_BYTES) {
 // socket through them, was most of what a hook cost over a bare `node -e ''` (docs/PERFORMANCE.md); here everything
 // is a few synchronous file-system calls:
 //
-// 1. the call (one JSON line, as on the socket) is written to `run/hooks/<id>.req`;
-// 2. `<id>\n` is written to the named pipe `run/hooks.fifo`, opened without blocking — no reader means no server
-//    (`refused`), no pipe means none was ever started here or it runs without a mailbox (the socket is asked);
-// 3. the hook waits for `run/hooks/<id>.rep` (complete when it appears: the server writes its answer into the call's
+// 1. the call (one JSON line, as on the socket) goes down the named pipe `run/hook-calls.fifo` as `<id> <call>\n`
+//    when that fits in one atomic pipe write (PIPE_BUF, 4 KiB on Linux: a PreToolUse call is ~0.8 KiB), else it is
+//    written to `run/hooks/<id>.req` and `<id>\n` goes down the pipe. The pipe is opened without blocking — no
+//    reader means no server (`refused`), no pipe means none was ever started here or it runs without a mailbox (the
+//    socket is asked);
+// 2. the hook waits for `run/hooks/<id>.rep` (complete when it appears: the server writes its answer into the call's
 //    claimed file and renames that), looking every ~0.1 ms at first, then less often (`Atomics.wait` sleeps), reads
 //    it and removes it.
 //
-// A hook that stops waiting renames its `.req` to `.gone`; the server claims a call by renaming it to `.work`, so
-// exactly one of them wins: a call whose hook gave up is never handled. A hook that waits more than a few
-// milliseconds also checks that the server still holds the pipe, so a server killed under it is noticed within 10 ms
-// (`lost`), as a closed socket would be.
+// The server claims a call by making `<id>.work` (a call in the pipe: created, failing if it exists) or by renaming
+// `<id>.req` to it (a call in a file); a hook that stops waiting makes `<id>.work` itself, or renames its `.req` to
+// `.gone`. Either way exactly one of them wins: a call whose hook gave up is never handled. A hook that waits more
+// than a few milliseconds also checks that the server still holds the pipe, so a server killed under it is noticed
+// within 10 ms (`lost`), as a closed socket would be.
+
+/**
+ * PIPE_BUF, the most bytes one pipe write is atomic in (Linux 4 KiB; POSIX's minimum, macOS's, 512): a call line up to
+ * this goes down the pipe whole, and lines written at once by several hooks never interleave.
+ */
+const PIPE_BUF = process.platform === 'linux' ? 4096 : 512;
 
 /** A call id: the hook's pid, the time and a random part (names files; never reused while one may be pending). */
 const MAILBOX_ID = /^[a-z0-9-]{1,64}$/;
@@ -258,16 +300,21 @@ const MAILBOX_ID = /^[a-z0-9-]{1,64}$/;
 /** The files of one call in the mailbox folder. */
 function mailboxFiles(dir, id) {
   return {
-    request: join(dir, `${id}.req`),
-    claimed: join(dir, `${id}.work`),
-    withdrawn: join(dir, `${id}.gone`),
-    reply: join(dir, `${id}.rep`),
+    request: joinPath(dir, `${id}.req`),
+    claimed: joinPath(dir, `${id}.work`),
+    withdrawn: joinPath(dir, `${id}.gone`),
+    reply: joinPath(dir, `${id}.rep`),
   };
 }
 
-/** The mailbox of a home: the pipe call ids go down and the folder calls and answers are written to. */
+/**
+ * The mailbox of a home: the pipe calls (or call ids) go down and the folder calls and answers are written to. The pipe
+ * is not `run/hooks.fifo`, which servers before calls went down the pipe read: such a server would drop a call line it
+ * does not know, and the hook would wait out its whole timeout; with no pipe of this name the hook asks the socket,
+ * where an older server declines the call and steps aside for this version.
+ */
 function mailboxOf(home) {
-  return { fifo: join(home, 'run', 'hooks.fifo'), dir: join(home, 'run', 'hooks') };
+  return { fifo: joinPath(home, 'run/hook-calls.fifo'), dir: joinPath(home, 'run/hooks') };
 }
 
 /** How often a hook that has waited a while checks that the server it posted to is still there (ms). */
@@ -294,12 +341,14 @@ function unlink(file) {
 }
 
 /**
- * Takes a call back from the mailbox by renaming it to `.gone` (the server, finding it there instead of the call,
- * logs that the hook gave up and with which event); does nothing when the server claimed it first.
+ * Takes a call back from the mailbox, unless the server claimed it first: a call in the pipe by making its `.work`
+ * before the server does (the server, finding it there, logs that the hook gave up and removes it), a call in a file
+ * by renaming it to `.gone` (the server, finding that instead of the call, logs which event gave up).
  */
-function withdraw(files) {
+function withdraw(files, inPipe) {
   try {
-    fs.renameSync(files.request, files.withdrawn);
+    if (inPipe) fs.closeSync(fs.openSync(files.claimed, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o600));
+    else fs.renameSync(files.request, files.withdrawn);
   } catch {
     // Claimed by the server.
   }
@@ -342,17 +391,26 @@ function postToMailbox(mailbox, request, timeoutMs) {
     if (error.code === 'ENOENT') return null;
     return { failure: error.code === 'ENXIO' ? 'refused' : 'lost' };
   }
+  const line = `${JSON.stringify(request)}\n`;
+  // The call itself down the pipe when it fits in one atomic write: no file for the hook to create, write and close,
+  // none for the server to rename, open and read (~0.2 ms of a hook's wait).
+  const inline = Buffer.from(`${id} ${line}`);
+  const inPipe = inline.length <= PIPE_BUF;
   try {
     let file;
     try {
-      file = fs.openSync(files.request, O_WRONLY | O_CREAT | O_EXCL, 0o600);
-      try {
-        fs.writeSync(file, `${JSON.stringify(request)}\n`);
-      } finally {
-        fs.closeSync(file);
+      if (inPipe) {
+        fs.writeSync(pipe, inline);
+      } else {
+        file = fs.openSync(files.request, O_WRONLY | O_CREAT | O_EXCL, 0o600);
+        try {
+          fs.writeSync(file, line);
+        } finally {
+          fs.closeSync(file);
+        }
+        // One short line: a write under PIPE_BUF is atomic, so calls posted at once never interleave.
+        fs.writeSync(pipe, `${id}\n`);
       }
-      // One short line: a write under PIPE_BUF is atomic, so calls posted at once never interleave.
-      fs.writeSync(pipe, `${id}\n`);
     } catch (error) {
       if (file !== undefined) unlink(files.request);
       // No folder (removed under a running server, which makes it again on its next watch): the server is there, so
@@ -386,7 +444,7 @@ function postToMailbox(mailbox, request, timeoutMs) {
       // Only a slow answer gets here (a warm server answers in a few ms): is the server still there at all?
       lastAliveCheck = now;
       if (!readerAlive(mailbox.fifo)) {
-        withdraw(files);
+        withdraw(files, inPipe);
         return { failure: 'lost' };
       }
     }
@@ -394,7 +452,7 @@ function postToMailbox(mailbox, request, timeoutMs) {
   }
   // If the server claimed the call already, it is being handled (what it records is idempotent) and its late answer
   // is swept away unread.
-  withdraw(files);
+  withdraw(files, inPipe);
   return { failure: 'timeout' };
 }
 
@@ -432,7 +490,7 @@ const OFF = new Set(['off', '0', 'false', 'no']);
 /** The Engram version a runtime was built as (its dist/build.json), or null when it cannot be read. */
 function runtimeVersion(dir) {
   try {
-    const version = JSON.parse(readSmallFile(join(dir, BUILD_INFO), readBuffer()) ?? 'null')?.version;
+    const version = JSON.parse(readSmallFile(joinPath(dir, BUILD_INFO), readBuffer()) ?? 'null')?.version;
     return typeof version === 'string' ? version : null;
   } catch {
     return null;
@@ -482,7 +540,7 @@ function askWarmServer(entry, runtime) {
 
 /** The launcher: run the hook through the warm server, else the runtime's fast path, or see to a runtime and say nothing. */
 function main() {
-  const root = join(__dirname, '..');
+  const root = dirname(__dirname);
   const entry = process.argv[2] || '';
   /** The fast path of a runtime folder, or null when it cannot be loaded (deleted, half-removed). */
   const fastPath = (runtime) => {
@@ -542,6 +600,7 @@ module.exports = {
   HOOK_ENTRIES,
   MAX_STDIN_BYTES,
   MAILBOX_ID,
+  PIPE_BUF,
   engramHome,
   folderKey,
   pointerFile,

@@ -19,6 +19,8 @@ export declare const HOOK_ENTRIES: {
 export declare const MAX_STDIN_BYTES: number;
 /** A call id in the hooks' mailbox. */
 export declare const MAILBOX_ID: RegExp;
+/** The most bytes one pipe write is atomic in: a hook's call line up to this goes down the mailbox's pipe. */
+export declare const PIPE_BUF: number;
 
 type Env = Record<string, string | undefined>;
 export declare function engramHome(env?: Env, options?: { userHome?: string; cwd?: string }): string;

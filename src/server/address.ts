@@ -1,4 +1,6 @@
 import { join } from 'node:path';
+// The hooks' own rule for the mailbox's paths (bundled): one spelling for the hook and the server.
+import { mailboxOf } from '../../hooks/run.cjs';
 
 /** Unix socket paths are limited to ~108 bytes (104 on macOS); past this a home's socket moves to the temp folder. */
 const MAX_SOCKET_PATH = 100;
@@ -15,8 +17,8 @@ export interface ServerPaths {
   /** Touched when a hook starts a server, so eight hooks at once start one, not eight. */
   spawnStamp: string;
   /**
-   * The hooks' mailbox (hooks/run.cjs, server/mailbox-server.ts): a named pipe the server reads call ids from, and
-   * the folder the calls and their answers are written to. Hooks use it instead of the socket: it needs no node:net in the hook process.
+   * The hooks' mailbox (hooks/run.cjs, server/mailbox-server.ts): a named pipe the server reads calls (or the ids of
+   * calls written to files) from, and the folder the claimed calls and their answers are written to. Hooks use it instead of the socket: it needs no node:net in the hook process.
    */
   mailbox: { fifo: string; dir: string };
 }
@@ -42,6 +44,6 @@ export function serverPaths(home: string): ServerPaths {
     lock: join(run, 'server.lock'),
     info: join(run, 'server.json'),
     spawnStamp: join(run, 'spawn.stamp'),
-    mailbox: { fifo: join(run, 'hooks.fifo'), dir: join(run, 'hooks') },
+    mailbox: mailboxOf(home),
   };
 }

@@ -1,7 +1,8 @@
 /**
  * The hooks' mailbox, server side (the hook side and the protocol are in hooks/run.cjs, which every hook runs): the
- * server makes the named pipe `run/hooks.fifo` (with `mkfifo`: Node has no call for it), reads call ids from it,
- * claims each call by renaming its file, and writes the answer into that file, renamed `.rep` once complete. Without
+ * server makes the named pipe `run/hook-calls.fifo` (with `mkfifo`: Node has no call for it), reads calls from it (a
+ * call line after its id, or the id of a call written to a file), claims each call by making its `.work` file (or
+ * renaming the call's file to it), and writes the answer into that file, renamed `.rep` once complete. Without
  * `mkfifo` there is no mailbox and hooks use the socket.
  * @module
  */
@@ -10,7 +11,7 @@ import { closeSync, constants, existsSync, ftruncateSync, mkdirSync, openSync, r
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 // The launcher's own definitions (bundled into the server): one spelling of the protocol for both sides.
-import { MAILBOX_ID, mailboxFiles } from '../../hooks/run.cjs';
+import { MAILBOX_ID, PIPE_BUF, mailboxFiles } from '../../hooks/run.cjs';
 
 /** Calls and answers older than this are nobody's any more (a hook that died, an answer to a hook that gave up). */
 const ORPHAN_MS = 60_000;
@@ -40,7 +41,7 @@ export function openMailbox(
   mailbox: { fifo: string; dir: string },
   handlers: { onCall(call: MailboxCall): void; onWithdrawn(event: string | null): void; onError(error: unknown): void },
 ): Mailbox | { error: unknown } {
-  /** Makes the pipe and reads call ids from it. Throws when the pipe cannot be made or opened. */
+  /** Makes the pipe and reads calls (or call ids) from it. Throws when the pipe cannot be made or opened. */
   function listen(): Socket {
     execFileSync('mkfifo', ['-m', '600', mailbox.fifo], { stdio: 'ignore', timeout: 5_000 });
     // Read and write: the pipe then never reports end-of-file when the last hook closes it, and opening never waits.
@@ -53,12 +54,15 @@ export function openMailbox(
       buffer += chunk;
       let end: number;
       while ((end = buffer.indexOf('\n')) >= 0) {
-        const id = buffer.slice(0, end);
+        const line = buffer.slice(0, end);
         buffer = buffer.slice(end + 1);
-        if (MAILBOX_ID.test(id)) take(id);
+        // `<id> <call>` (the call in the pipe) or `<id>` (the call in `<id>.req`).
+        const space = line.indexOf(' ');
+        const id = space < 0 ? line : line.slice(0, space);
+        if (MAILBOX_ID.test(id)) take(id, space < 0 ? null : line.slice(space + 1));
       }
-      // Ids are short: anything longer without a newline is not a hook's.
-      if (buffer.length > 1_024) buffer = '';
+      // A hook's line fits in one atomic pipe write: anything longer without a newline is not a hook's.
+      if (buffer.length > PIPE_BUF) buffer = '';
     });
     return socket;
   }
@@ -75,35 +79,16 @@ export function openMailbox(
   }
 
   /**
-   * Claims a call by renaming it: if its hook removed it first (it stopped waiting), it is not handled at all. The
-   * answer is written into the claimed file (kept open) and the file renamed `.rep`: no file is created or removed on
-   * the way, which the hook would wait for (creating an inode was half of writing an answer), and the hook never sees
-   * an answer half-written. A call never answered leaves its `.work` for the sweep.
+   * Claims a call — one that came down the pipe (`pipedLine`) by making its `.work` file, failing if it exists; one in a
+   * file by renaming that to `.work` — so that if its hook stopped waiting first (and made or renamed the file
+   * itself), it is not handled at all. The answer is written into the claimed file (kept open) and the file renamed
+   * `.rep`, so the hook never sees an answer half-written. A call never answered leaves its `.work` for the sweep.
    */
-  function take(id: string): void {
+  function take(id: string, pipedLine: string | null): void {
     const files = mailboxFiles(mailbox.dir, id);
-    let fd: number;
-    try {
-      renameSync(files.request, files.claimed);
-    } catch {
-      handlers.onWithdrawn(withdrawnEvent(files.withdrawn));
-      return;
-    }
-    let line: string;
-    try {
-      fd = openSync(files.claimed, constants.O_RDWR);
-    } catch (error) {
-      handlers.onError(error);
-      return;
-    }
-    try {
-      line = readAll(fd);
-    } catch (error) {
-      closeSync(fd);
-      rmSync(files.claimed, { force: true });
-      handlers.onError(error);
-      return;
-    }
+    const claimed = pipedLine === null ? claimFile(files) : claimNew(files.claimed, pipedLine);
+    if (claimed === null) return;
+    const { fd, line, fresh } = claimed;
     let open = true;
     const answer = (text: string): void => {
       if (!open) return;
@@ -116,7 +101,8 @@ export function openMailbox(
         // path.
         const bytes = Buffer.from(text);
         writeSync(fd, bytes, 0, bytes.length, 0);
-        ftruncateSync(fd, bytes.length);
+        // A claim file made empty needs no cut.
+        if (!fresh) ftruncateSync(fd, bytes.length);
         renameSync(files.claimed, files.reply);
       } catch (error) {
         handlers.onError(error);
@@ -139,11 +125,72 @@ export function openMailbox(
     }
   }
 
+  /** Claims a call that came down the pipe by making its `.work` file (its hook made it first: it gave up). */
+  function claimNew(file: string, line: string): { fd: number; line: string; fresh: boolean } | null {
+    const make = (): number => openSync(file, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL, 0o600);
+    try {
+      return { fd: make(), line, fresh: true };
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') {
+        rmSync(file, { force: true });
+        handlers.onWithdrawn(callEvent(line));
+        return null;
+      }
+      if (code === 'ENOENT') {
+        // The folder was removed under the running server (someone cleaning up): made again, and the call answered.
+        try {
+          mkdirSync(mailbox.dir, { recursive: true, mode: 0o700 });
+          return { fd: make(), line, fresh: true };
+        } catch (made) {
+          handlers.onError(made);
+          return null;
+        }
+      }
+      handlers.onError(error);
+      return null;
+    }
+  }
+
+  /** Claims a call written to a file by renaming it to `.work`, and reads it (its hook renamed it first: it gave up). */
+  function claimFile(files: ReturnType<typeof mailboxFiles>): { fd: number; line: string; fresh: boolean } | null {
+    try {
+      renameSync(files.request, files.claimed);
+    } catch {
+      handlers.onWithdrawn(withdrawnEvent(files.withdrawn));
+      return null;
+    }
+    let fd: number;
+    try {
+      fd = openSync(files.claimed, constants.O_RDWR);
+    } catch (error) {
+      handlers.onError(error);
+      return null;
+    }
+    try {
+      return { fd, line: readAll(fd), fresh: false };
+    } catch (error) {
+      closeSync(fd);
+      rmSync(files.claimed, { force: true });
+      handlers.onError(error);
+      return null;
+    }
+  }
+
+  /** The event of a call line, or null. */
+  function callEvent(line: string): string | null {
+    try {
+      const event = (JSON.parse(line) as { call?: { event?: unknown } }).call?.event;
+      return typeof event === 'string' ? event : null;
+    } catch {
+      return null;
+    }
+  }
+
   /** The event of a call its hook took back (to say which one gave up), removing it; null when unreadable. */
   function withdrawnEvent(file: string): string | null {
     try {
-      const event = (JSON.parse(readFileSync(file, 'utf8')) as { call?: { event?: unknown } }).call?.event;
-      return typeof event === 'string' ? event : null;
+      return callEvent(readFileSync(file, 'utf8'));
     } catch {
       return null;
     } finally {

@@ -76,11 +76,14 @@ describe.skipIf(process.platform !== 'linux')('the warm server', () => {
     await hookProcess('user-prompt-submit', prompt('start', 'docker builds in CI'), { home, server: true });
     const first = await waitForServer(home);
     // Stopped, the server still holds its mailbox open (the pipe keeps what is written to it), so the six hooks post
-    // their calls and wait: once all six are posted it is killed under them, mid-query, every time.
+    // their calls and wait: once all six are posted it is killed under them, mid-query, every time. Each prompt
+    // carries an IDE note that the search drops, making its call too long for one pipe write: it is posted as a
+    // `.req` file, which shows the hook got that far (a call in the pipe leaves no trace until it is claimed).
     process.kill(first, 'SIGSTOP');
     const posted = (): number => readdirSync(join(home, 'run', 'hooks')).filter((name) => name.endsWith('.req')).length;
+    const note = `<system-reminder>${'the build log follows. '.repeat(250)}</system-reminder>`;
     const running = Array.from({ length: 6 }, (_, i) =>
-      hookProcess('user-prompt-submit', prompt(`during-${i}`, 'how do I run docker build with BuildKit?'), { home, server: true }),
+      hookProcess('user-prompt-submit', prompt(`during-${i}`, `how do I run docker build with BuildKit? ${note}`), { home, server: true }),
     );
     try {
       await until(() => posted() === 6, 'the six hooks to post to the stopped server', 20_000);

@@ -7,7 +7,7 @@ import { closeSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bundleEntry } from '../../scripts/bundle.mjs';
-import { readStdinSync } from '../../hooks/run.cjs';
+import { engramHome, mailboxFiles, mailboxOf, readStdinSync } from '../../hooks/run.cjs';
 import { ROOT, tempDir } from '../_helpers.js';
 
 let bundled: Promise<string> | undefined;
@@ -22,6 +22,11 @@ async function readThrough(shell: string, maxBytes?: number) {
 }
 
 describe('readStdinSync', () => {
+  it('decodes UTF-8 split across reads and multi-byte characters whole', async () => {
+    const { read } = await readThrough(`{ printf '%s' '{"p":"caf'; sleep 0.2; printf '%s' 'é 🧠 ü"}'; }`);
+    expect(read).toEqual({ text: '{"p":"café 🧠 ü"}', tooLarge: false, timedOut: false });
+  });
+
   it('reads a pipe to its end', async () => {
     const { read } = await readThrough(`printf '%s' '{"hook_event_name":"Stop","n":1}'`);
     expect(read).toEqual({ text: '{"hook_event_name":"Stop","n":1}', tooLarge: false, timedOut: false });
@@ -68,6 +73,16 @@ describe('readStdinSync', () => {
       expect(readStdinSync(device)).toEqual({ rest: [] });
     } finally {
       closeSync(device);
+    }
+  });
+});
+
+describe('the hot path’s paths (joined without path.join when that gives the same string)', () => {
+  it('give exactly what path.join gives, for clean folders and for ones path.join must normalise', () => {
+    for (const home of ['/home/u', '/home/u/', '/home//u', '/home/./u', '/home/u/../v', '/', '/h/.x', '/a b/c']) {
+      expect(engramHome({ HOME: home })).toBe(join(home, '.engram'));
+      expect(mailboxOf(home)).toEqual({ fifo: join(home, 'run', 'hook-calls.fifo'), dir: join(home, 'run', 'hooks') });
+      expect(mailboxFiles(home, 'id-1').reply).toBe(join(home, 'id-1.rep'));
     }
   });
 });

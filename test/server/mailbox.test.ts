@@ -8,7 +8,8 @@ import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bundleEntry } from '../../scripts/bundle.mjs';
-import { postToMailbox } from '../../hooks/run.cjs';
+import { PIPE_BUF, mailboxOf, postToMailbox } from '../../hooks/run.cjs';
+import { serverPaths } from '../../src/server/address.js';
 import { ROOT, tempDir, until } from '../_helpers.js';
 
 let bundled: Promise<string> | undefined;
@@ -43,6 +44,8 @@ async function serve(mode: 'echo' | 'short' | 'hold') {
 }
 
 const call = (event: string) => ({ v: 1, op: 'hook', call: { event, stdin: '{"x":1}', envHints: { codex: false, claude: true } } });
+/** A call too long for one atomic pipe write: it goes in a file, its id down the pipe. */
+const longCall = (event: string) => ({ ...call(event), call: { ...call(event).call, stdin: JSON.stringify({ output: 'x'.repeat(PIPE_BUF) }) } });
 
 describe.skipIf(process.platform === 'win32')('the hooks’ mailbox', () => {
   it('a posted call gets its answer, and no file is left behind', async () => {
@@ -55,8 +58,14 @@ describe.skipIf(process.platform === 'win32')('the hooks’ mailbox', () => {
 
   it('an answer shorter than its call is read whole and alone (the server writes it over the call file)', async () => {
     const { mailbox } = await serve('short');
-    const long = { ...call('PostToolUse'), call: { ...call('PostToolUse').call, stdin: JSON.stringify({ output: 'x'.repeat(5_000) }) } };
-    expect(postToMailbox(mailbox, long, 5_000)).toEqual({ reply: { ok: true } });
+    expect(postToMailbox(mailbox, longCall('PostToolUse'), 5_000)).toEqual({ reply: { ok: true } });
+    expect(readdirSync(mailbox.dir)).toEqual([]);
+  });
+
+  it('a call too long for the pipe goes in a file and gets its answer like one in the pipe', async () => {
+    const { mailbox } = await serve('echo');
+    expect(postToMailbox(mailbox, longCall('PostToolUse'), 5_000)).toEqual({ reply: { ok: true, echo: longCall('PostToolUse') } });
+    expect(postToMailbox(mailbox, call('PostToolUse'), 5_000)).toEqual({ reply: { ok: true, echo: call('PostToolUse') } });
     expect(readdirSync(mailbox.dir)).toEqual([]);
   });
 
@@ -66,18 +75,55 @@ describe.skipIf(process.platform === 'win32')('the hooks’ mailbox', () => {
     for (const event of events) expect(postToMailbox<{ echo: unknown }>(mailbox, call(event), 5_000)).toEqual({ reply: { ok: true, echo: call(event) } });
   });
 
+  it('calls posted at once by many hooks, each nearly a whole pipe write, never mix: each gets its own answer', async () => {
+    const { mailbox, lines } = await serve('echo');
+    // Separate processes (a hook blocks while it waits), started together; each call's line is just under PIPE_BUF.
+    const script = `const { postToMailbox } = require(${JSON.stringify(join(ROOT, 'hooks', 'run.cjs'))});
+      const [fifo, dir, n] = process.argv.slice(1);
+      const call = { v: 1, op: 'hook', call: { event: 'PreToolUse', stdin: 'x'.repeat(${PIPE_BUF - 300} - n.length) + n } };
+      const answer = postToMailbox({ fifo, dir }, call, 10000);
+      process.stdout.write(JSON.stringify(answer.reply?.echo?.call?.stdin?.endsWith(n) === true));`;
+    const hooks = Array.from({ length: 12 }, (_, n) => {
+      const child = spawn(process.execPath, ['-e', script, mailbox.fifo, mailbox.dir, String(n)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      children.push(child);
+      let out = '';
+      child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+      return new Promise<string>((resolve) => child.on('exit', () => resolve(out)));
+    });
+    expect(await Promise.all(hooks)).toEqual(Array.from({ length: 12 }, () => 'true'));
+    expect(lines.filter((line) => line.call).length).toBe(12);
+    expect(lines.filter((line) => line.error)).toEqual([]);
+  });
+
+  it('the pipe is not the one servers read before calls went down it, and the server and its hooks name the same one', () => {
+    // A server of an earlier version reading run/hooks.fifo would drop a call line it does not know and the hook would
+    // wait out its whole timeout; with no pipe of the new name, the hook asks the socket and that server declines it.
+    const home = tempDir();
+    expect(mailboxOf(home).fifo).toBe(join(home, 'run', 'hook-calls.fifo'));
+    expect(serverPaths(home).mailbox).toEqual(mailboxOf(home));
+    expect(serverPaths(`${home}/`).mailbox).toEqual(mailboxOf(home));
+  });
+
   it('without a pipe there is no mailbox: null, so the hook asks the socket', () => {
     const run = tempDir();
     expect(postToMailbox({ fifo: join(run, 'hooks.fifo'), dir: join(run, 'hooks') }, call('Stop'), 1_000)).toBeNull();
   });
 
-  it('a folder removed under a running server: null (the hook asks the socket, not its in-process path), and the sweep makes it again', async () => {
+  it('a folder removed under a running server: a call in the pipe is answered (the server makes the folder again)', async () => {
+    const { mailbox, lines } = await serve('echo');
+    rmSync(mailbox.dir, { recursive: true, force: true });
+    expect(postToMailbox(mailbox, call('PreToolUse'), 5_000)).toEqual({ reply: { ok: true, echo: call('PreToolUse') } });
+    expect(readdirSync(mailbox.dir)).toEqual([]);
+    expect(lines.filter((line) => line.error)).toEqual([]);
+  });
+
+  it('a folder removed under a running server: a call in a file gets null (the hook asks the socket, not its in-process path), and the sweep makes it again', async () => {
     const { mailbox, child, lines } = await serve('echo');
     rmSync(mailbox.dir, { recursive: true, force: true });
-    expect(postToMailbox(mailbox, call('PreToolUse'), 5_000)).toBeNull();
+    expect(postToMailbox(mailbox, longCall('PreToolUse'), 5_000)).toBeNull();
     child.kill('SIGUSR1');
     await until(() => lines.some((line) => line.swept), 'the child to sweep');
-    expect(postToMailbox(mailbox, call('PreToolUse'), 5_000)).toEqual({ reply: { ok: true, echo: call('PreToolUse') } });
+    expect(postToMailbox(mailbox, longCall('PreToolUse'), 5_000)).toEqual({ reply: { ok: true, echo: longCall('PreToolUse') } });
   });
 
   it('a pipe removed under a running server: null (the hook asks the socket), and the sweep makes a new one it reads', async () => {
@@ -105,9 +151,22 @@ describe.skipIf(process.platform === 'win32')('the hooks’ mailbox', () => {
     const { mailbox, child, lines } = await serve('echo');
     child.kill('SIGSTOP');
     expect(postToMailbox(mailbox, call('Stop'), 300)).toEqual({ failure: 'timeout' });
+    // A call in the pipe is taken back by making its claim file before the server does.
+    expect(readdirSync(mailbox.dir).map((name) => name.replace(/^.*\./, ''))).toEqual(['work']);
     child.kill('SIGCONT');
     await until(() => lines.some((line) => 'withdrawn' in line), 'the server to find the call taken back');
     expect(lines.filter((line) => !line.ready)).toEqual([{ withdrawn: 'Stop' }]);
+    expect(readdirSync(mailbox.dir)).toEqual([]);
+  });
+
+  it('a hook that stops waiting takes back a call in a file too', async () => {
+    const { mailbox, child, lines } = await serve('echo');
+    child.kill('SIGSTOP');
+    expect(postToMailbox(mailbox, longCall('PostToolUse'), 300)).toEqual({ failure: 'timeout' });
+    expect(readdirSync(mailbox.dir).map((name) => name.replace(/^.*\./, ''))).toEqual(['gone']);
+    child.kill('SIGCONT');
+    await until(() => lines.some((line) => 'withdrawn' in line), 'the server to find the call taken back');
+    expect(lines.filter((line) => !line.ready)).toEqual([{ withdrawn: 'PostToolUse' }]);
     expect(readdirSync(mailbox.dir)).toEqual([]);
   });
 
