@@ -231,13 +231,15 @@ describe.skipIf(process.platform !== 'linux')('the warm server', () => {
     expect(processesOf(home)).toEqual([]);
   }, 60_000);
 
-  it('runs with a capped young generation, and samples its memory (and writes a heap snapshot on SIGUSR2) only when the soak asks', async () => {
+  it('runs with a capped young generation and two malloc arenas, and samples its memory (and writes a heap snapshot on SIGUSR2) only when the soak asks', async () => {
     const home = tempDir();
     seed(home, LESSONS);
     await hookProcess('user-prompt-submit', prompt('a', 'docker builds'), { home, server: true, env: { ENGRAM_MEMORY_PROBE_MS: '200' } });
     const pid = await waitForServer(home);
     // The young generation is capped (server/client.ts SERVER_NODE_FLAGS): V8 grew it to 32 MB under a hook load.
     expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toContain('--max-semi-space-size=4');
+    // Two malloc arenas (SERVER_ENV): each of the server's threads kept an arena of its own, 28–31 MB between them.
+    expect(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=2');
     const samples = (): Array<{ pid: number; rss_kb: number; heap_used_kb: number; spaces: Record<string, [number, number]> }> => {
       try {
         return readFileSync(join(home, 'logs', 'memory.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
