@@ -18,8 +18,13 @@
 // not the contract's JSON, anything on stderr) — target 0; lost writes (every prompt, tool call and shown engram the
 // hooks reported, and a tape for every ended session, found in the store and the tapes folder afterwards) — target 0;
 // PRAGMA integrity_check — ok; the server's RSS over time, and its growth over the last 20 minutes (the last two
-// thirds of a shorter run) — target ≤ 10 %. Also: hook latency per event, which path answered, why hooks fell back,
-// how long the server took to come back after each kill, jobs done and failed.
+// thirds of a shorter run) — target ≤ 10 %, judged on the Theil–Sen trend of the window's samples, with the raw first
+// → last sample and the medians of its first and last 3 minutes beside it (bench/memory-growth.mjs says why). The
+// server samples its own memory (server/memory-probe.ts: heapUsed, heapTotal, external, anonymous and file-backed RSS,
+// V8's spaces), printed the same way; --heap-snapshots asks it for V8 heap snapshots (compare them with
+// bench/heap-diff.mjs; a snapshot costs the process ~150 MB of RSS it keeps, so never in a run whose RSS is judged).
+// Also: hook latency per event, which path answered, why hooks fell back, how long the server took to come back after
+// each kill, jobs done and failed.
 //
 // Loopback only; everything lives in one temporary folder (removed unless --keep), the server is stopped and every
 // process of the run's home killed at the end, on failure and on Ctrl-C; a hard deadline of the run time plus 10
@@ -667,7 +672,7 @@ function render(r) {
     ...r.hook_error_examples.map((example) => `    ${example}`),
     `lost writes                     ${r.lost_writes} ${r.targets.lost_writes ? '(target 0: met)' : '(target 0: NOT met)'} — prompts ${r.lost.prompts}, tool calls ${r.lost.tool_calls}, shown ${r.lost.shown_records}, tapes ${r.lost.tapes}`,
     `PRAGMA integrity_check          ${r.integrity_check}`,
-    `server RSS, last ${Math.round(r.rss.window_s / 60)} min           trend ${figure(r.rss.trend)} ${r.targets.rss_growth_le_10pct ? '(target ≤ 10 %: met)' : '(target ≤ 10 %: NOT met)'}`,
+    `server RSS, last ${Math.round(r.rss.window_s / 60)} min           trend ${figure(r.rss.trend)} ${r.targets.rss_growth_le_10pct ? '(target ≤ 10 %: met)' : '(target ≤ 10 %: NOT met)'}${r.heap_snapshots.length ? ' — heap snapshots were taken: not a figure to judge' : ''}`,
     `                                medians of 3 min ${figure(r.rss.medians)}; raw first → last sample ${figure(r.rss.raw)}`,
     ...Object.entries(r.server_memory.window)
       .filter(([, g]) => g)
