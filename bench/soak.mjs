@@ -3,6 +3,7 @@
 // killed (SIGKILL) at random moments, then an audit of what the agents saw and what was kept.
 //
 //   node bench/soak.mjs [--minutes 30] [--sessions 4] [--kills 5] [--think-ms 600] [--seed 1] [--keep] [--json]
+//   [--memory-every-s 15] [--heap-snapshots 12,28] [--heap-dir DIR]
 //
 // Each simulated session is Claude Code as the hooks see it: the hook commands of hooks/hooks.json run through
 // `sh -c` with the event's JSON on stdin and the agent's time limit (plugin.json's timeouts; SessionEnd 1.5 s), and a
@@ -17,8 +18,13 @@
 // not the contract's JSON, anything on stderr) — target 0; lost writes (every prompt, tool call and shown engram the
 // hooks reported, and a tape for every ended session, found in the store and the tapes folder afterwards) — target 0;
 // PRAGMA integrity_check — ok; the server's RSS over time, and its growth over the last 20 minutes (the last two
-// thirds of a shorter run) — target ≤ 10 %. Also: hook latency per event, which path answered, why hooks fell back,
-// how long the server took to come back after each kill, jobs done and failed.
+// thirds of a shorter run) — target ≤ 10 %, judged on the Theil–Sen trend of the window's samples, with the raw first
+// → last sample and the medians of its first and last 3 minutes beside it (bench/memory-growth.mjs says why). The
+// server samples its own memory (server/memory-probe.ts: heapUsed, heapTotal, external, anonymous and file-backed RSS,
+// V8's spaces), printed the same way; --heap-snapshots asks it for V8 heap snapshots (compare them with
+// bench/heap-diff.mjs; a snapshot costs the process ~150 MB of RSS it keeps, so never in a run whose RSS is judged).
+// Also: hook latency per event, which path answered, why hooks fell back, how long the server took to come back after
+// each kill, jobs done and failed.
 //
 // Loopback only; everything lives in one temporary folder (removed unless --keep), the server is stopped and every
 // process of the run's home killed at the end, on failure and on Ctrl-C; a hard deadline of the run time plus 10
@@ -32,6 +38,7 @@ import { createConnection } from 'node:net';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { growth } from './memory-growth.mjs';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const args = process.argv.slice(2);
@@ -46,7 +53,7 @@ function fail(message) {
   process.exit(2);
 }
 if (args.includes('--help') || args.includes('-h')) {
-  process.stdout.write('usage: node bench/soak.mjs [--minutes 30] [--sessions 4] [--kills 5] [--think-ms 600] [--seed 1] [--keep] [--json]\n');
+  process.stdout.write('usage: node bench/soak.mjs [--minutes 30] [--sessions 4] [--kills 5] [--think-ms 600] [--seed 1] [--keep] [--json] [--memory-every-s 15] [--heap-snapshots MIN,MIN] [--heap-dir DIR]\n');
   process.exit(0);
 }
 const MINUTES = number('--minutes', 30, 0.5);
@@ -54,6 +61,12 @@ const SESSIONS = number('--sessions', 4, 1);
 const KILLS = number('--kills', 5, 0);
 const THINK_MS = number('--think-ms', 600, 0);
 const KEEP = args.includes('--keep');
+/** How often the server samples its own memory (ENGRAM_MEMORY_PROBE_MS, server/memory-probe.ts). */
+const MEMORY_EVERY_S = number('--memory-every-s', 15, 1);
+/** Minutes of the run at which the server writes a heap snapshot (SIGUSR2), e.g. `--heap-snapshots 12,28`. */
+const HEAP_SNAPSHOTS = (option('--heap-snapshots', '') || '').split(',').filter(Boolean).map(Number);
+const HEAP_DIR = option('--heap-dir', join(os.tmpdir(), `engram-soak-heaps-${process.pid}`));
+if (HEAP_SNAPSHOTS.some((m) => !Number.isFinite(m) || m < 0)) fail('--heap-snapshots wants minutes, comma-separated');
 const JSON_ONLY = args.includes('--json');
 const RUN_MS = MINUTES * 60_000;
 /** After the run: time for the last sessions to end and the server to run their jobs. */
@@ -152,6 +165,14 @@ async function cleanup() {
     }
   }
   state.llm?.close();
+  if (HEAP_SNAPSHOTS.length > 0) {
+    // The snapshots and the memory samples outlive the run's folder.
+    mkdirSync(HEAP_DIR, { recursive: true });
+    for (const name of existsSync(join(home, 'logs')) ? readdirSync(join(home, 'logs')) : []) {
+      if (name.endsWith('.heapsnapshot') || name === 'memory.jsonl') cpSync(join(home, 'logs', name), join(HEAP_DIR, name));
+    }
+    progress(`heap snapshots and memory samples in ${HEAP_DIR}`);
+  }
   if (KEEP) progress(`kept ${tmp}`);
   else rmSync(tmp, { recursive: true, force: true });
 }
@@ -226,6 +247,7 @@ const results = {
   expected: { prompts: [], tools: [], shown: [], ended: [] },
   kills: [], // { at_s, pid, back_after_ms }
   rss: [], // { t_s, pid, rss_kb }
+  snapshots: [], // { at_s, pid, file }
 };
 
 const quote = (text) => `'${text.replaceAll("'", "'\\''")}'`;
@@ -238,6 +260,8 @@ const hookEnv = {
   LANG: 'C.UTF-8',
   // The HTTP API on any free port: the user's own server (or a test's) may hold 7437.
   ENGRAM_PORT: '0',
+  // The server appends process.memoryUsage() to logs/memory.jsonl this often and writes a heap snapshot on SIGUSR2.
+  ENGRAM_MEMORY_PROBE_MS: String(MEMORY_EVERY_S * 1000),
 };
 
 /** Runs one hook as the agent does; records what the agent would have seen. */
@@ -347,6 +371,15 @@ function cli(argv, extraEnv = {}) {
   return JSON.parse(result.stdout);
 }
 
+/** The server's own memory samples (logs/memory.jsonl), every server of the run. */
+function memorySamples() {
+  try {
+    return readFileSync(join(home, 'logs', 'memory.jsonl'), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line));
+  } catch {
+    return [];
+  }
+}
+
 function readRss(pid) {
   try {
     const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -368,6 +401,7 @@ const percentile = (values, p) => {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 };
 const round = (value, digits = 1) => (value === null ? null : Math.round(value * 10 ** digits) / 10 ** digits);
+const roundFigure = (figure) => Object.fromEntries(Object.entries(figure).map(([key, value]) => [key, typeof value === 'number' ? round(value) : value]));
 
 async function main() {
   const loadStart = os.loadavg();
@@ -431,6 +465,22 @@ async function main() {
     if (killTimes.every((other) => Math.abs(other - at) >= gap)) killTimes.push(at);
   }
   killTimes.sort((a, b) => a - b);
+  // Heap snapshots of the server at the asked minutes; only a server that runs the probe (it listens for SIGUSR2,
+  // which would otherwise end it) is signalled.
+  const snapshotter = (async () => {
+    for (const minute of [...HEAP_SNAPSHOTS].sort((a, b) => a - b)) {
+      await sleep(Math.max(0, started + minute * 60_000 - Date.now()));
+      if (state.aborted || Date.now() > runEnds) return;
+      const info = serverInfo();
+      if (!info || !memorySamples().some((sample) => sample.pid === info.pid)) {
+        progress(`no probed server for the heap snapshot at minute ${minute}`);
+        continue;
+      }
+      process.kill(info.pid, 'SIGUSR2');
+      results.snapshots.push({ at_s: round(elapsed()), pid: info.pid });
+      progress(`heap snapshot asked of the server (pid ${info.pid})`);
+    }
+  })();
   const killer = (async () => {
     for (const at of killTimes) {
       await sleep(Math.max(0, started + at - Date.now()));
@@ -473,7 +523,7 @@ async function main() {
     const failed = results.hooks.filter((hook) => !hook.ok).length;
     progress(`${Math.round(elapsed())} s: ${sessionsRun} sessions, ${results.hooks.length} hooks, ${failed} seen failing, server ${serverInfo()?.pid ?? 'down'}`);
   }, 60_000);
-  await Promise.all([...workers, killer]);
+  await Promise.all([...workers, killer, snapshotter]);
   clearInterval(ticker);
   const runSeconds = elapsed();
 
@@ -538,10 +588,18 @@ async function main() {
   const windowS = MINUTES >= 25 ? 20 * 60 : (runSeconds * 2) / 3;
   const lastPid = results.rss.at(-1)?.pid;
   const inWindow = results.rss.filter((s) => s.t_s >= runSeconds - windowS && s.t_s <= runSeconds && s.pid === lastPid && s.rss_kb);
-  const span = Math.max(2, Math.min(8, Math.floor(inWindow.length / 4)));
-  const first = median(inWindow.slice(0, span).map((s) => s.rss_kb));
-  const last = median(inWindow.slice(-span).map((s) => s.rss_kb));
-  const growth = first && last ? last / first - 1 : null;
+  const rssGrowth = growth(inWindow.map((s) => ({ t_s: s.t_s, value: s.rss_kb / 1024 })));
+  // The server's own figures over the same window (server/memory-probe.ts), times made relative to the run's start.
+  const memory = memorySamples().map((sample) => ({ ...sample, t_s: round((Date.parse(sample.t) - started) / 1000) }));
+  const memoryInWindow = memory.filter((s) => s.t_s >= runSeconds - windowS && s.t_s <= runSeconds && s.pid === lastPid);
+  const memoryGrowth = Object.fromEntries(
+    ['rss_kb', 'heap_used_kb', 'heap_total_kb', 'external_kb', 'array_buffers_kb', 'rss_anon_kb', 'rss_file_kb'].map((field) => [
+      field.replace(/_kb$/, ''),
+      growth(memoryInWindow.filter((s) => s[field] !== null).map((s) => ({ t_s: s.t_s, value: s[field] / 1024 }))),
+    ]),
+  );
+  // Judged on the trend (memory-growth.mjs says why): not moved by one collection, moved in full by a steady leak.
+  const judged = rssGrowth.trend?.pct ?? null;
 
   const seen = results.hooks.filter((hook) => !hook.ok);
   const byEvent = {};
@@ -580,15 +638,23 @@ async function main() {
       samples: results.rss,
       window_s: Math.round(windowS),
       server_pid: lastPid ?? null,
-      first_mb: first && round(first / 1024),
-      last_mb: last && round(last / 1024),
-      growth_pct: growth === null ? null : round(growth * 100),
+      judged_on: 'trend',
+      growth_pct: judged === null ? null : round(judged),
+      raw: rssGrowth.raw && roundFigure(rssGrowth.raw),
+      medians: rssGrowth.medians && roundFigure(rssGrowth.medians),
+      trend: rssGrowth.trend && roundFigure(rssGrowth.trend),
     },
+    server_memory: {
+      samples: memory,
+      window: Object.fromEntries(Object.entries(memoryGrowth).map(([field, g]) => [field, g.trend ? { raw: roundFigure(g.raw), medians: roundFigure(g.medians), trend: roundFigure(g.trend) } : null])),
+    },
+    heap_snapshots: results.snapshots,
+    heap_dir: HEAP_SNAPSHOTS.length > 0 ? HEAP_DIR : null,
     targets: {
       hook_errors: seen.length === 0,
       lost_writes: lost === 0,
       integrity: audit.integrity === 'ok',
-      rss_growth_le_10pct: growth !== null && growth <= 0.1,
+      rss_growth_le_10pct: judged !== null && judged <= 10,
     },
   };
   return result;
@@ -596,6 +662,8 @@ async function main() {
 
 function render(r) {
   const mb = (kb) => (kb ? (kb / 1024).toFixed(0) : '—');
+  const signed = (pct) => (pct === null ? '—' : `${pct >= 0 ? '+' : ''}${pct} %`);
+  const figure = (f) => (f ? `${f.from} → ${f.to} MB (${signed(f.pct)})` : '—');
   const lines = [
     `Engram soak — ${r.minutes} min, ${r.sessions_concurrent} concurrent sessions (${r.sessions_run} sessions in all, think ${r.think_ms} ms), ${r.kills.length} server kills, embedder ${r.embedder}`,
     `node ${r.machine.node}, ${r.machine.cpus} CPUs, load ${r.machine.loadavg_start.join(' ')} → ${r.machine.loadavg_end.join(' ')}; run ${r.run_s} s, then ${r.drain_s} s for the last jobs`,
@@ -604,7 +672,11 @@ function render(r) {
     ...r.hook_error_examples.map((example) => `    ${example}`),
     `lost writes                     ${r.lost_writes} ${r.targets.lost_writes ? '(target 0: met)' : '(target 0: NOT met)'} — prompts ${r.lost.prompts}, tool calls ${r.lost.tool_calls}, shown ${r.lost.shown_records}, tapes ${r.lost.tapes}`,
     `PRAGMA integrity_check          ${r.integrity_check}`,
-    `server RSS, last ${Math.round(r.rss.window_s / 60)} min           ${r.rss.first_mb} MB → ${r.rss.last_mb} MB (${r.rss.growth_pct === null ? '—' : `${r.rss.growth_pct >= 0 ? '+' : ''}${r.rss.growth_pct} %`}) ${r.targets.rss_growth_le_10pct ? '(target ≤ 10 %: met)' : '(target ≤ 10 %: NOT met)'}`,
+    `server RSS, last ${Math.round(r.rss.window_s / 60)} min           trend ${figure(r.rss.trend)} ${r.targets.rss_growth_le_10pct ? '(target ≤ 10 %: met)' : '(target ≤ 10 %: NOT met)'}${r.heap_snapshots.length ? ' — heap snapshots were taken: not a figure to judge' : ''}`,
+    `                                medians of 3 min ${figure(r.rss.medians)}; raw first → last sample ${figure(r.rss.raw)}`,
+    ...Object.entries(r.server_memory.window)
+      .filter(([, g]) => g)
+      .map(([field, g]) => `    server ${field.padEnd(14)} trend ${figure(g.trend)}; medians ${figure(g.medians)}; raw ${figure(g.raw)}`),
     '',
     `answered by: ${Object.entries(r.answered_by).map(([path, n]) => `${path} ${n}`).join(', ')}; in-process because: ${Object.entries(r.fallback_reasons).map(([why, n]) => `${why} ${n}`).join(', ') || '—'}; error lines in hooks.log: ${r.hook_log_errors}`,
     `server kills: ${r.kills.map((k) => `${k.at_s} s → back after ${k.back_after_ms === null ? '—' : `${k.back_after_ms} ms`}`).join('; ') || 'none'}`,
@@ -614,10 +686,15 @@ function render(r) {
     'hook latency (ms)         n      p50      p95      max',
     ...Object.entries(r.hook_latency_ms).map(([event, l]) => `${event.padEnd(20)} ${String(l.n).padStart(6)} ${String(l.p50).padStart(8)} ${String(l.p95).padStart(8)} ${String(l.max).padStart(8)}`),
     '',
-    'server RSS over time (one sample a minute; pid changes are restarts)',
-    ...r.rss.samples.filter((_, i) => i % 4 === 0).map((s) => `  ${String(Math.round(s.t_s / 60)).padStart(3)} min  pid ${s.pid}  ${mb(s.rss_kb)} MB`),
+    'server memory over time (one sample a minute, MB; pid changes are restarts): RSS, then the server\'s own heapUsed, heapTotal, external, RSS anonymous / file-backed',
+    ...r.rss.samples.filter((_, i) => i % 4 === 0).map((s) => {
+      const own = r.server_memory.samples.filter((m) => m.pid === s.pid && Math.abs(m.t_s - s.t_s) <= 10).at(-1);
+      const mine = own ? `  heap ${mb(own.heap_used_kb)} / ${mb(own.heap_total_kb)}  external ${mb(own.external_kb)}  anon ${mb(own.rss_anon_kb)}  file ${mb(own.rss_file_kb)}` : '';
+      return `  ${String(Math.round(s.t_s / 60)).padStart(3)} min  pid ${s.pid}  ${mb(s.rss_kb).padStart(4)}${mine}`;
+    }),
+    ...(r.heap_snapshots.length ? ['', `heap snapshots: ${r.heap_snapshots.map((h) => `${h.at_s} s (pid ${h.pid})`).join(', ')} → ${r.heap_dir}`] : []),
     '',
-    JSON.stringify({ ...r, rss: { ...r.rss, samples: r.rss.samples.length } }),
+    JSON.stringify({ ...r, rss: { ...r.rss, samples: r.rss.samples.length }, server_memory: { ...r.server_memory, samples: r.server_memory.samples.length } }),
   ];
   return lines.join('\n');
 }

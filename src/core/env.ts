@@ -56,6 +56,11 @@ export interface EngramEnv {
   goDataDir: string | undefined;
   /** `$ENGRAM_SERVER_IDLE_MS`: the background server's idle timeout in milliseconds (tests use a short one). */
   serverIdleMs: number | undefined;
+  /**
+   * `$ENGRAM_MEMORY_PROBE_MS`: the background server appends its memory figures to `logs/memory.jsonl` this often and
+   * writes a heap snapshot on SIGUSR2 (bench/soak.mjs sets it; unset, neither happens).
+   */
+  memoryProbeMs: number | undefined;
   /** `$ENGRAM_LLM_PROVIDER`: `auto`, `none`, `openai` or `command` (validated with the config). */
   llmProvider: string | undefined;
   /** `$ENGRAM_LLM_BASE_URL`: an OpenAI-compatible endpoint such as `http://127.0.0.1:11434/v1`. */
@@ -184,6 +189,7 @@ export function readEnv(vars: Vars = process.env, options: { homedir?: string; c
     modelPull: ['off', '0', 'false', 'no'].includes(nonEmpty(vars.ENGRAM_MODEL_PULL)?.trim().toLowerCase() ?? '') ? 'off' : undefined,
     server: ['off', '0', 'false', 'no'].includes(nonEmpty(vars.ENGRAM_SERVER)?.trim().toLowerCase() ?? '') ? 'off' : undefined,
     serverIdleMs: positiveNumber(vars.ENGRAM_SERVER_IDLE_MS),
+    memoryProbeMs: positiveNumber(vars.ENGRAM_MEMORY_PROBE_MS),
     http: ['off', '0', 'false', 'no'].includes(nonEmpty(vars.ENGRAM_HTTP)?.trim().toLowerCase() ?? '') ? 'off' : undefined,
     port: portNumber(vars.ENGRAM_PORT),
     goDataDir: nonEmpty(vars.ENGRAM_DATA_DIR) && absolutePath(vars.ENGRAM_DATA_DIR as string, userHome, cwd),

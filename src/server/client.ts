@@ -10,6 +10,22 @@ import { lockOwner, processAlive } from './lock.js';
 const SPAWN_EVERY_MS = 1_000;
 
 /**
+ * Node flags of the server process. V8 grows its young generation up to 2 × 16 MB when a process allocates fast (a
+ * warm server answering hooks does) and gives it back when the process calms down, so the server's RSS swung by ~30 MB
+ * between samples minutes apart (PERFORMANCE.md, "Soak (wave 7)"). A 4 MB semi-space (8 MB young generation) keeps
+ * the server's memory flat; its scavenges are 4× as frequent and each is as short (they copy the survivors, which a
+ * hook's garbage mostly is not).
+ */
+export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=4'];
+
+/**
+ * glibc's malloc gives each thread that allocates its own arena (up to 8 per core) and rarely hands their free pages
+ * back; the server's threads (V8's compiler and GC helpers, libuv's pool, worker threads at start) each kept one.
+ * Two arenas are enough for a process with one busy thread.
+ */
+export const SERVER_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
+
+/**
  * Starts the server in the background unless one was started moments ago. Detached in its own process group with
  * no stdin and output to `logs/server.out`, so it survives the hook and never holds the agent's pipes open.
  * Returns whether a process was started.
@@ -45,10 +61,10 @@ export function startServer(options: {
     utimesSync(options.paths.spawnStamp, now / 1000, now / 1000);
     mkdirSync(options.logs, { recursive: true, mode: 0o700 });
     const out = openSync(join(options.logs, 'server.out'), 'a', 0o600);
-    const child = spawn(process.execPath, options.drainOnly ? [script, '--drain'] : [script], {
+    const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, script, ...(options.drainOnly ? ['--drain'] : [])], {
       detached: true,
       stdio: ['ignore', out, out],
-      env: { ...(options.env ?? process.env), ENGRAM_HOME: options.home },
+      env: { ...(options.env ?? process.env), ...SERVER_ENV, ENGRAM_HOME: options.home },
     });
     closeSync(out);
     child.on('error', () => {});

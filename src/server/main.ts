@@ -65,6 +65,7 @@ import { serverPaths } from './address.js';
 import { afterAnswers } from './after-answers.js';
 import { acquireLock, lockOwner, releaseLock } from './lock.js';
 import { openMailbox, type Mailbox } from './mailbox-server.js';
+import { startMemoryProbe } from './memory-probe.js';
 import { newerVersion, ServerRequestSchema, type ServerReply } from './protocol.js';
 
 /** A request line longer than this is not a hook call (stdin is capped at 16 MiB; JSON escaping can double it). */
@@ -155,6 +156,8 @@ if (!acquireLock(paths.lock, paths.run)) {
 }
 
 const startedAt = new Date();
+// The soak's view of this process's memory (bench/soak.mjs sets $ENGRAM_MEMORY_PROBE_MS); off otherwise.
+if (env.memoryProbeMs) startMemoryProbe(settings.paths.logs, env.memoryProbeMs, (error) => log.warn('memory probe failed', { error }));
 /** In the foreground (`engram serve`) the server runs until stopped. */
 const idleMs = foreground ? Number.POSITIVE_INFINITY : Math.max(1_000, settings.config.server.idle_minutes * 60_000);
 let requests = 0;

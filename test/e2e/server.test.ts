@@ -234,6 +234,42 @@ describe.skipIf(process.platform !== 'linux')('the warm server', () => {
     expect(processesOf(home)).toEqual([]);
   }, 60_000);
 
+  it('runs with a capped young generation and two malloc arenas, and samples its memory (and writes a heap snapshot on SIGUSR2) only when the soak asks', async () => {
+    const home = tempDir();
+    seed(home, LESSONS);
+    await hookProcess('user-prompt-submit', prompt('a', 'docker builds'), { home, server: true, env: { ENGRAM_MEMORY_PROBE_MS: '200' } });
+    const pid = await waitForServer(home);
+    // The young generation is capped (server/client.ts SERVER_NODE_FLAGS): V8 grew it to 32 MB under a hook load.
+    expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toContain('--max-semi-space-size=4');
+    // Two malloc arenas (SERVER_ENV): each of the server's threads kept an arena of its own, 28–31 MB between them.
+    expect(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=2');
+    const samples = (): Array<{ pid: number; rss_kb: number; heap_used_kb: number; spaces: Record<string, [number, number]> }> => {
+      try {
+        return readFileSync(join(home, 'logs', 'memory.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+      } catch {
+        return [];
+      }
+    };
+    await until(() => samples().length >= 3, 'three memory samples');
+    const sample = samples().at(-1)!;
+    expect(sample.pid).toBe(pid);
+    expect(sample.rss_kb).toBeGreaterThan(sample.heap_used_kb);
+    expect(sample.spaces.new_space![0]).toBeLessThanOrEqual(8 * 1024);
+    process.kill(pid, 'SIGUSR2');
+    await until(() => readdirSync(join(home, 'logs')).some((name) => name.endsWith('.heapsnapshot')), 'a heap snapshot');
+    expect(alive(pid)).toBe(true);
+    await stopServer(home);
+
+    // Without the variable: no samples, and SIGUSR2 is not listened for.
+    const plain = tempDir();
+    seed(plain, LESSONS);
+    await hookProcess('user-prompt-submit', prompt('b', 'docker builds'), { home: plain, server: true });
+    await waitForServer(plain);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(existsSync(join(plain, 'logs', 'memory.jsonl'))).toBe(false);
+    await stopServer(plain);
+  }, 60_000);
+
   it('exits when its home is deleted', async () => {
     const home = tempDir();
     seed(home, LESSONS);

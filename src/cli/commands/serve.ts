@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { EngramError } from '../../core/index.js';
 import { serverPaths } from '../../server/address.js';
 import { ask } from '../../server/ask.js';
+import { SERVER_ENV, SERVER_NODE_FLAGS } from '../../server/client.js';
 import { PROTOCOL_VERSION } from '../../server/protocol.js';
 import { lockOwner, processAlive } from '../../server/lock.js';
 import type { Action } from '../program.js';
@@ -40,8 +41,8 @@ export function registerServeCommands(program: Command, action: Action): void {
             throw new EngramError('BUSY', `the background server (pid ${owner}) did not stop within ${HANDOVER_MS / 1000} s; stop it (kill ${owner}) and run engram serve again`);
           }
         }
-        const args = [script, '--foreground', ...(port !== undefined ? ['--http-port', port] : []), ...(flags.host ? ['--http-host', flags.host] : []), ...(flags.allowRemote ? ['--allow-remote'] : [])];
-        const child = spawn(process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit'], env: { ...context.io.env, ENGRAM_HOME: settings.paths.home } });
+        const args = [...SERVER_NODE_FLAGS, script, '--foreground', ...(port !== undefined ? ['--http-port', port] : []), ...(flags.host ? ['--http-host', flags.host] : []), ...(flags.allowRemote ? ['--allow-remote'] : [])];
+        const child = spawn(process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit'], env: { ...context.io.env, ...SERVER_ENV, ENGRAM_HOME: settings.paths.home } });
         const forward = (signal: NodeJS.Signals): void => {
           child.kill(signal);
         };
