@@ -12,6 +12,32 @@ const rows = JSON.parse(readFileSync(file, 'utf8')) as Row[];
 if (rows.some((r) => r.split !== 'dev')) throw new Error('dev rows only');
 const hitOf = (r: Row['results'][number]): SearchHit => ({ id: r.id, score: r.score, ranks: r.ranks, signals: r.signals, engram: { id: r.id, title: r.title, text: r.text, category: r.category, tags: r.tags } as never });
 const verbose = args.includes('--verbose');
+
+/**
+ * One line per variant: for each set × embedder (the lesson set only, unless `--all`), relevant injected / precision /
+ * silent on unanswerable, in %, of what `choose` picks from each dumped row.
+ */
+function printVariants<V extends { name: string }>(variants: readonly V[], choose: (row: Row, v: V) => Array<{ hit: SearchHit }>, pad: number): void {
+  const keys = [...new Set(rows.map((r) => `${r.set}|${r.embedder}`))];
+  for (const v of variants) {
+    const parts: string[] = [];
+    for (const key of keys) {
+      let ans = 0, some = 0, inj = 0, good = 0, un = 0, silent = 0;
+      for (const row of rows) {
+        if (`${row.set}|${row.embedder}` !== key) continue;
+        const chosen = choose(row, v);
+        if (row.relevant.length === 0) { un++; if (chosen.length === 0) silent++; continue; }
+        ans++;
+        const rel = new Set(row.relevant);
+        const g = chosen.filter((c) => (row.results.find((r) => r.id === c.hit.id)?.mem ?? []).some((m) => rel.has(m))).length;
+        inj += chosen.length; good += g; if (g > 0) some++;
+      }
+      const [set, emb] = key.split('|') as [string, string];
+      if (args.includes('--all') || set === 'lessons') parts.push(`${set.slice(0, 4)}/${emb.slice(0, 3)} ${((100 * some) / ans).toFixed(1)}/${((100 * good) / Math.max(1, inj)).toFixed(1)}/${((100 * silent) / Math.max(1, un)).toFixed(0)}`);
+    }
+    console.log(`${v.name.padEnd(pad)} ${parts.join(' | ')}`);
+  }
+}
 for (const row of rows) {
   if (!verbose || row.set !== (args[args.indexOf('--verbose') + 1] ?? 'lessons') || row.embedder !== 'static-use-256') continue;
   const tool = row.event !== null && row.event !== 'UserPromptSubmit';
@@ -101,25 +127,7 @@ if (args.includes('--variants')) {
   variants.push({ name: 'one-term 1.5, others 1.2, one-word calls exempt', toolGap: 1.5, toolGapMulti: 1.2, gapUnlessStrong: true, exemptSingle: true });
   for (const g of [1.3, 1.5, 2]) for (const m of [1.05, 1.1, 1.15, 1.2, 1.3]) variants.push({ name: `tool gap one-term ≥ ${g}, others ≥ ${m} unless strong`, toolGap: g, toolGapMulti: m, gapUnlessStrong: true });
   for (const g of [1.2, 1.3, 1.5]) for (const j of [0.2]) variants.push({ name: `tool gap ≥ ${g} unless strong, dup J ${j}`, toolGap: g, gapUnlessStrong: true, dupJ: j });
-  const keys = [...new Set(rows.map((r) => `${r.set}|${r.embedder}`))];
-  for (const v of variants) {
-    const parts: string[] = [];
-    for (const key of keys) {
-      let ans = 0, some = 0, inj = 0, good = 0, un = 0, silent = 0;
-      for (const row of rows) {
-        if (`${row.set}|${row.embedder}` !== key) continue;
-        const chosen = chooseVariant(row, v);
-        if (row.relevant.length === 0) { un++; if (chosen.length === 0) silent++; continue; }
-        ans++;
-        const rel = new Set(row.relevant);
-        const g = chosen.filter((c) => (row.results.find((r) => r.id === c.hit.id)?.mem ?? []).some((m) => rel.has(m))).length;
-        inj += chosen.length; good += g; if (g > 0) some++;
-      }
-      const [set, emb] = key.split('|') as [string, string];
-      if (args.includes('--all') || set === 'lessons') parts.push(`${set.slice(0, 4)}/${emb.slice(0, 3)} ${((100 * some) / ans).toFixed(1)}/${((100 * good) / Math.max(1, inj)).toFixed(1)}/${((100 * silent) / Math.max(1, un)).toFixed(0)}`);
-    }
-    console.log(`${v.name.padEnd(48)} ${parts.join(' | ')}`);
-  }
+  printVariants(variants, chooseVariant, 48);
 }
 
 // Round 5: `--misses set` — per embedder and hook event, what the shipped choice does with answerable inputs: a
@@ -219,25 +227,7 @@ if (args.includes('--round5')) {
   else for (const r of [1.2, 1.3, 1.4, 1.5, 1.7, 2]) for (const m of [1, 2]) variants.push({ name: `prompt admit ratio ${r} matched ${m}`, promptRatio: r, promptMatched: m });
   for (const r of [1.3, 1.5, 1.7, 2]) for (const f of [0.9, 1]) variants.push({ name: `prompt admit ratio ${r} fused ≥ ${f}`, promptRatio: r, promptMatched: 1, promptFused: f });
   for (const r of [1.2, 1.3, 1.5, 2]) for (const m of [1, 2]) variants.push({ name: `tool admit ratio ${r} matched ${m}`, toolRatio: r, toolMatched: m });
-  const keys = [...new Set(rows.map((r) => `${r.set}|${r.embedder}`))];
-  for (const v of variants) {
-    const parts: string[] = [];
-    for (const key of keys) {
-      let ans = 0, some = 0, inj = 0, good = 0, un = 0, silent = 0;
-      for (const row of rows) {
-        if (`${row.set}|${row.embedder}` !== key) continue;
-        const chosen = chooseR5(row, v);
-        if (row.relevant.length === 0) { un++; if (chosen.length === 0) silent++; continue; }
-        ans++;
-        const rel = new Set(row.relevant);
-        const g = chosen.filter((c) => (row.results.find((r) => r.id === c.hit.id)?.mem ?? []).some((m) => rel.has(m))).length;
-        inj += chosen.length; good += g; if (g > 0) some++;
-      }
-      const [set, emb] = key.split('|') as [string, string];
-      if (args.includes('--all') || set === 'lessons') parts.push(`${set.slice(0, 4)}/${emb.slice(0, 3)} ${((100 * some) / ans).toFixed(1)}/${((100 * good) / Math.max(1, inj)).toFixed(1)}/${((100 * silent) / Math.max(1, un)).toFixed(0)}`);
-    }
-    console.log(`${v.name.padEnd(40)} ${parts.join(' | ')}`);
-  }
+  printVariants(variants, chooseR5, 40);
 }
 if (args.includes('--admitted')) {
   const v: R5 = { name: 'probe', promptRatio: Number(option5('--admitted', '1.4')), promptMatched: 2, toolRatio: 99 };
