@@ -69,6 +69,13 @@ describe.skipIf(process.platform === 'win32')('the hooks’ mailbox', () => {
     expect(readdirSync(mailbox.dir)).toEqual([]);
   });
 
+  it('a call in the pipe holding multi-byte characters reaches the server whole', async () => {
+    const { mailbox } = await serve('echo');
+    const accented = { ...call('UserPromptSubmit'), call: { ...call('UserPromptSubmit').call, stdin: JSON.stringify({ prompt: 'café 🧠 ü — 日本語 '.repeat(40) }) } };
+    expect(Buffer.byteLength(JSON.stringify(accented))).toBeLessThan(PIPE_BUF);
+    expect(postToMailbox(mailbox, accented, 5_000)).toEqual({ reply: { ok: true, echo: accented } });
+  });
+
   it('calls one after another each get their own answer', async () => {
     const { mailbox } = await serve('echo');
     const events = ['SessionStart', 'PreToolUse', 'Stop', 'UserPromptSubmit'];
