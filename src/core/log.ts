@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, renameSync, statSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LogLevel } from './env.js';
 import { LOG_LEVELS } from './env.js';
@@ -26,6 +26,11 @@ export interface LoggerOptions {
   maxBytes?: number;
   /** Clock, for tests. @default () => new Date() */
   now?: () => Date;
+  /**
+   * A folder that must still exist for a line to be written (a long-lived process's `$ENGRAM_HOME`): once it is
+   * removed, lines are dropped instead of making the log folder, and with it the deleted home, again.
+   */
+  within?: string;
 }
 
 const MAX_FIELD_CHARS = 2_000;
@@ -57,6 +62,7 @@ export function createLogger(options: LoggerOptions): Logger {
   const write = (level: LogLevel, message: string, fields?: Record<string, unknown>): void => {
     if (LOG_LEVELS.indexOf(level) < minimum) return;
     try {
+      if (options.within !== undefined && !existsSync(options.within)) return;
       mkdirSync(options.dir, { recursive: true, mode: 0o700 });
       try {
         if (statSync(file).size > maxBytes) renameSync(file, `${file}.1`);

@@ -91,7 +91,9 @@ const flag = (name: string): string | undefined => {
 };
 const foreground = argv.includes('--foreground');
 const paths = serverPaths(settings.paths.home);
-const logOptions = { dir: settings.paths.logs, level: settings.config.log.level, maxBytes: settings.config.log.max_bytes };
+// Nothing the server logs after its home was removed (a job finishing, a record after an answer, its last line) may
+// make that home again.
+const logOptions = { dir: settings.paths.logs, level: settings.config.log.level, maxBytes: settings.config.log.max_bytes, within: settings.paths.home };
 const log = createLogger({ ...logOptions, name: 'server' });
 const hookLog = createLogger({ ...logOptions, name: 'hooks' });
 /** Runs what answered requests left to do, once the requests already received are answered too (after-answers.ts). */
@@ -500,8 +502,7 @@ function shutdown(reason: string, code = 0): void {
 }
 
 function finishShutdown(reason: string, code: number): void {
-  // Logging would recreate a deleted home (the logger makes its folder).
-  if (existsSync(settings.paths.home)) log.info('server stopping', { reason, pid: process.pid, requests, uptime_s: Math.round((Date.now() - startedAt.getTime()) / 1000) });
+  log.info('server stopping', { reason, pid: process.pid, requests, uptime_s: Math.round((Date.now() - startedAt.getTime()) / 1000) });
   server.close();
   if (lockOwner(paths.lock) === process.pid) mailbox?.close();
   void httpListener?.close();

@@ -1,4 +1,4 @@
-import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/core/index.js';
@@ -35,6 +35,16 @@ describe('createLogger', () => {
     expect(readFileSync(join(dir, 'x.log.1'), 'utf8')).toHaveLength(70 * 1024);
     const [entry] = lines(log.file);
     expect(entry.big).toMatch(/^z{2000}…\[10000 chars\]$/);
+  });
+
+  it('with `within`, writes nothing once that folder is removed, and does not make it again', () => {
+    const home = tempDir();
+    const log = createLogger({ dir: join(home, 'logs'), name: 'server', within: home });
+    log.info('before');
+    expect(lines(log.file).map((entry) => entry.msg)).toEqual(['before']);
+    rmSync(home, { recursive: true, force: true });
+    log.info('after the home was removed');
+    expect(existsSync(home)).toBe(false);
   });
 
   it('never throws, even when the folder cannot be written', () => {
