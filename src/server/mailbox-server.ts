@@ -140,7 +140,8 @@ export function openMailbox(
       if (code === 'ENOENT') {
         // The folder was removed under the running server (someone cleaning up): made again, and the call answered.
         try {
-          mkdirSync(mailbox.dir, { recursive: true, mode: 0o700 });
+          // Not recursive: a removed run folder or home is not made again (the server stops when its home goes).
+          mkdirSync(mailbox.dir, { mode: 0o700 });
           return { fd: make(), line, fresh: true };
         } catch (made) {
           handlers.onError(made);
@@ -233,7 +234,7 @@ export function openMailbox(
         // (hooks/run.cjs postToMailbox); make it again so they come back to the mailbox.
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
           try {
-            mkdirSync(mailbox.dir, { recursive: true, mode: 0o700 });
+            mkdirSync(mailbox.dir, { mode: 0o700 });
           } catch (made) {
             handlers.onError(made);
           }
