@@ -4,7 +4,7 @@
  * next hook restarts it, it sees other processes' writes, it exits when idle or when its home disappears, and it
  * leaves no process behind.
  */
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/core/index.js';
@@ -275,9 +275,23 @@ describe.skipIf(process.platform !== 'linux')('the warm server', () => {
     seed(home, LESSONS);
     await hookProcess('user-prompt-submit', prompt('a', 'docker builds'), { home, server: true });
     const pid = await waitForServer(home);
-    rmSync(home, { recursive: true, force: true });
+    // Warm (its index written, its text index built), so the deletion meets a server at rest, as a user's would.
+    await until(() => readFileSync(join(home, 'logs', 'server.log'), 'utf8').includes('"text index ready"'), 'the text index', 30_000);
+    // A server still writing (a log line, a snapshot) can put a file back while rm walks the folder: try again then.
+    rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
     await until(() => !alive(pid), 'the server to notice', 10_000);
     expect(existsSync(home)).toBe(false);
+  }, 60_000);
+
+  it('exits when its home is removed and made again (its socket went with it)', async () => {
+    const home = tempDir();
+    seed(home, LESSONS);
+    await hookProcess('user-prompt-submit', prompt('a', 'docker builds'), { home, server: true });
+    const pid = await waitForServer(home);
+    await until(() => readFileSync(join(home, 'logs', 'server.log'), 'utf8').includes('"text index ready"'), 'the text index', 30_000);
+    rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+    mkdirSync(home, { mode: 0o700 });
+    await until(() => !alive(pid), 'the server to notice', 10_000);
   }, 60_000);
 
   it('SessionEnd hands the session’s work to the server, which runs it after the hook has exited', async () => {
