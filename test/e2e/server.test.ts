@@ -270,26 +270,30 @@ describe.skipIf(process.platform !== 'linux')('the warm server', () => {
     await stopServer(plain);
   }, 60_000);
 
-  it('exits when its home is deleted', async () => {
-    const home = tempDir();
+  /**
+   * A warm server's home (its index written, its text index built), then removed: the deletion meets a server at
+   * rest, as a user's would. A server still writing (a log line, a snapshot) can put a file back while rm walks the
+   * folder, so rm tries again then. Returns the server's pid.
+   */
+  async function removeWarmServersHome(home: string): Promise<number> {
     seed(home, LESSONS);
     await hookProcess('user-prompt-submit', prompt('a', 'docker builds'), { home, server: true });
     const pid = await waitForServer(home);
-    // Warm (its index written, its text index built), so the deletion meets a server at rest, as a user's would.
     await until(() => readFileSync(join(home, 'logs', 'server.log'), 'utf8').includes('"text index ready"'), 'the text index', 30_000);
-    // A server still writing (a log line, a snapshot) can put a file back while rm walks the folder: try again then.
     rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+    return pid;
+  }
+
+  it('exits when its home is deleted', async () => {
+    const home = tempDir();
+    const pid = await removeWarmServersHome(home);
     await until(() => !alive(pid), 'the server to notice', 10_000);
     expect(existsSync(home)).toBe(false);
   }, 60_000);
 
   it('exits when its home is removed and made again (its socket went with it)', async () => {
     const home = tempDir();
-    seed(home, LESSONS);
-    await hookProcess('user-prompt-submit', prompt('a', 'docker builds'), { home, server: true });
-    const pid = await waitForServer(home);
-    await until(() => readFileSync(join(home, 'logs', 'server.log'), 'utf8').includes('"text index ready"'), 'the text index', 30_000);
-    rmSync(home, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+    const pid = await removeWarmServersHome(home);
     mkdirSync(home, { mode: 0o700 });
     await until(() => !alive(pid), 'the server to notice', 10_000);
   }, 60_000);
