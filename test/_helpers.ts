@@ -282,8 +282,9 @@ export async function until(check: () => boolean, what: string, timeoutMs = 15_0
 
 /** Waits for a home's server to listen (and to have finished loading), returning its pid. */
 export async function waitForServer(home: string): Promise<number> {
-  await until(() => serverPid(home) !== null && existsSync(join(home, 'run', 'server.sock')), 'the server to listen');
-  const pid = serverPid(home) as number;
+  // The pid the check saw, not a second read of server.json.
+  let pid = 0;
+  await until(() => (pid = serverPid(home) ?? 0) > 0 && existsSync(join(home, 'run', 'server.sock')), 'the server to listen');
   await until(() => readFileSync(join(home, 'logs', 'server.log'), 'utf8').includes('"server warm"'), 'the server to warm up', 30_000);
   return pid;
 }

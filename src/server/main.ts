@@ -9,7 +9,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +31,7 @@ import {
   toEngramError,
   vectorModelId,
   VERSION,
+  writeFileAtomic,
   type Embedder,
   type Store,
 } from '../core/index.js';
@@ -556,7 +557,8 @@ const HTTP_RETRY_MS = 30_000;
 /** `run/server.json`: this server's pid, version, socket and HTTP API, for hooks, `engram status` and doctor. */
 function writeInfo(): void {
   try {
-    writeFileSync(
+    // Atomically: hooks, `engram status` and doctor read it while the HTTP state changes it.
+    writeFileAtomic(
       paths.info,
       `${JSON.stringify({ pid: process.pid, version: VERSION, socket: paths.socket, started_at: startedAt.toISOString(), foreground, http: httpState })}\n`,
       { mode: 0o600 },
