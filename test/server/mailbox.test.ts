@@ -154,26 +154,19 @@ describe.skipIf(process.platform === 'win32')('the hooks’ mailbox', () => {
     expect(readdirSync(mailbox.dir)).toEqual([]);
   });
 
-  it('a hook that stops waiting takes its call back, and the server never handles it but says which event gave up', async () => {
+  // A call in the pipe is taken back by making its claim file (`.work`) before the server does; a call in a file by
+  // renaming it `.gone`.
+  it.each([
+    { kind: 'in the pipe', posted: call('Stop'), left: 'work', event: 'Stop' },
+    { kind: 'in a file', posted: longCall('PostToolUse'), left: 'gone', event: 'PostToolUse' },
+  ])('a hook that stops waiting takes back a call $kind, and the server never handles it but says which event gave up', async ({ posted, left, event }) => {
     const { mailbox, child, lines } = await serve('echo');
     child.kill('SIGSTOP');
-    expect(postToMailbox(mailbox, call('Stop'), 300)).toEqual({ failure: 'timeout' });
-    // A call in the pipe is taken back by making its claim file before the server does.
-    expect(readdirSync(mailbox.dir).map((name) => name.replace(/^.*\./, ''))).toEqual(['work']);
+    expect(postToMailbox(mailbox, posted, 300)).toEqual({ failure: 'timeout' });
+    expect(readdirSync(mailbox.dir).map((name) => name.replace(/^.*\./, ''))).toEqual([left]);
     child.kill('SIGCONT');
     await until(() => lines.some((line) => 'withdrawn' in line), 'the server to find the call taken back');
-    expect(lines.filter((line) => !line.ready)).toEqual([{ withdrawn: 'Stop' }]);
-    expect(readdirSync(mailbox.dir)).toEqual([]);
-  });
-
-  it('a hook that stops waiting takes back a call in a file too', async () => {
-    const { mailbox, child, lines } = await serve('echo');
-    child.kill('SIGSTOP');
-    expect(postToMailbox(mailbox, longCall('PostToolUse'), 300)).toEqual({ failure: 'timeout' });
-    expect(readdirSync(mailbox.dir).map((name) => name.replace(/^.*\./, ''))).toEqual(['gone']);
-    child.kill('SIGCONT');
-    await until(() => lines.some((line) => 'withdrawn' in line), 'the server to find the call taken back');
-    expect(lines.filter((line) => !line.ready)).toEqual([{ withdrawn: 'PostToolUse' }]);
+    expect(lines.filter((line) => !line.ready)).toEqual([{ withdrawn: event }]);
     expect(readdirSync(mailbox.dir)).toEqual([]);
   });
 
