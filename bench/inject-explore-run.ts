@@ -274,10 +274,11 @@ if (args.includes('--misses6')) {
 }
 
 // Round 6: `--round6` — the shipped choice plus one extra admission or veto at a time (dev only).
-interface R6 { name: string; toolAdmitGap?: number; toolAdmitMin?: number; toolAdmitTerms?: number; moreTerms?: boolean; moreWindow?: number; moreDepth?: number; morePrompt?: boolean; secondVeto?: number; promptGap?: number; promptCov?: number; promptMatched?: number; promptAgree?: number; toolMaxTerms?: number }
+interface R6 { name: string; ignoreWeak?: 'all' | 'tool' | 'prompt'; toolAdmitGap?: number; toolAdmitMin?: number; toolAdmitTerms?: number; moreTerms?: boolean; moreWindow?: number; moreDepth?: number; morePrompt?: boolean; secondVeto?: number; promptGap?: number; promptCov?: number; promptMatched?: number; promptAgree?: number; toolMaxTerms?: number }
 function chooseR6(row: Row, v: R6) {
   const tool = row.event !== null && row.event !== 'UserPromptSubmit';
-  if (row.abstained || row.weak) return [];
+  const ignore = v.ignoreWeak === 'all' || (v.ignoreWeak === 'tool' && tool) || (v.ignoreWeak === 'prompt' && !tool);
+  if (row.abstained || (row.weak && !ignore)) return [];
   const hits = row.results.map(hitOf);
   const query = row.hook_query ?? row.q;
   const pw = INJECT.promptWinner as unknown as { bm25Gap: number; minCoverage: number; minMatched: number };
@@ -313,5 +314,69 @@ if (args.includes('--round6')) {
   for (const s of [0.92, 0.95]) variants.push({ name: `second and third need ${s} of the first`, secondVeto: s });
   for (const g of [1.3, 1.4, 1.5, 1.6]) for (const c of [0.3, 0.4]) variants.push({ name: `prompt winner gap ${g}, coverage ${c}`, promptGap: g, promptCov: c });
   for (const a of [1, 2, 3, 5]) for (const g of [1.2, 1.3, 1.5]) variants.push({ name: `prompt: first in both lists (vector ≤ ${a}), gap ${g}, 2 terms`, promptAgree: a, promptGap: g });
+  for (const w of ['all', 'tool', 'prompt'] as const) variants.push({ name: `weak-match ignored (${w})`, ignoreWeak: w });
   printVariants(variants, chooseR6, 58);
+}
+
+// Round 6: `--idf` — prompts judged by IDF-weighted coverage (each content term weighs its IDF over the set's
+// memories, as the weak-match rule weighs it) instead of the share of terms. Dev only.
+if (args.includes('--idf')) {
+  const { join } = await import('node:path');
+  const idfOf = new Map<string, (t: string) => number>();
+  for (const set of new Set(rows.map((r) => r.set))) {
+    const file = join(process.cwd(), 'fixtures', ({ eval: 'eval', conversations: 'eval-conversations', lessons: 'eval-lessons', dialogue: 'eval-dialogue' } as Record<string, string>)[set] as string, 'memories.jsonl');
+    const df = new Map<string, number>();
+    let n = 0;
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
+      if (!line.trim()) continue;
+      const m = JSON.parse(line) as { text: string; title?: string; category?: string; tags?: string[] };
+      n++;
+      for (const t of new Set(searchTerms(`${m.title ?? ''} ${m.text} ${m.category ?? ''} ${(m.tags ?? []).join(' ')}`))) df.set(t, (df.get(t) ?? 0) + 1);
+    }
+    idfOf.set(set, (t) => Math.log((n - (df.get(t) ?? 0) + 0.5) / ((df.get(t) ?? 0) + 0.5) + 1));
+  }
+  interface V6 { name: string; admit?: number; minMatched?: number; replace?: number; gap?: number }
+  const choose = (row: Row, v: V6) => {
+    const tool = row.event !== null && row.event !== 'UserPromptSubmit';
+    if (row.abstained || row.weak) return [];
+    const hits = row.results.map(hitOf);
+    const query = row.hook_query ?? row.q;
+    const chosen = chooseHits(hits, query, { max: tool ? INJECT.toolMax : INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, keywordMargin: tool, promptWinner: !tool });
+    if (tool || chosen.length > 0 || v.admit === undefined) return chosen;
+    const terms = contentTerms(query);
+    const idf = idfOf.get(row.set) as (t: string) => number;
+    const total = [...terms].reduce((s, t) => s + idf(t), 0);
+    const first = hits[0];
+    if (!first || total <= 0) return chosen;
+    if (v.gap !== undefined && bm25Ratio(hits, first) < v.gap) return chosen;
+    const engramTerms = new Set(searchTerms(`${first.engram.title ?? ''} ${first.engram.text}`));
+    const heldTerms = [...terms].filter((t) => engramTerms.has(t) || searchTerms(`${first.engram.category} ${first.engram.tags.join(' ')}`).includes(t));
+    const held = heldTerms.reduce((s, t) => s + idf(t), 0);
+    if (args.includes('--idf-debug') && v.admit === 0.5 && v.minMatched === 2 && v.gap === undefined && row.embedder === 'use-lite') console.log(`DBG ${row.set} ${heldTerms.length} ${(held / total).toFixed(2)} ${query.slice(0, 60)}`);
+    if (heldTerms.length >= (v.minMatched ?? 2) && held / total >= v.admit) return [{ hit: first, relevance: relevance(first, terms, row.model) }];
+    return chosen;
+  };
+  const variants: V6[] = [{ name: 'shipped' }];
+  for (const w of [0.25, 0.3, 0.35, 0.4, 0.45]) for (const m of [2, 3]) for (const g of [undefined, 1.1, 1.2, 1.3]) variants.push({ name: `prompt: first hit holding ≥ ${w} of the IDF weight, ${m} terms${g ? `, BM25 gap ${g}` : ''}`, admit: w, minMatched: m, ...(g ? { gap: g } : {}) });
+  printVariants(variants, choose, 64);
+}
+
+// Round 6: `--timing` — what fullerMatch costs a tool event's choice: chooseHits over every dumped tool event,
+// fullerMatch on (depth 3) and off (depth 0), alternating rounds, median per call.
+if (args.includes('--timing')) {
+  const tools = rows.filter((r) => r.event !== null && r.event !== 'UserPromptSubmit' && !r.abstained && !r.weak).map((r) => ({ hits: r.results.map(hitOf), query: r.hook_query ?? r.q, model: r.model }));
+  const fuller = INJECT.fullerMatch as unknown as { depth: number };
+  const run = (depth: number): number => {
+    fuller.depth = depth;
+    const started = performance.now();
+    for (let i = 0; i < 20; i++) for (const t of tools) chooseHits(t.hits, t.query, { max: INJECT.toolMax, alreadyShown: new Set(), embedderKind: t.model, keywordMargin: true });
+    return ((performance.now() - started) * 1000) / (20 * tools.length);
+  };
+  const on: number[] = [];
+  const off: number[] = [];
+  run(3);
+  for (let round = 0; round < 7; round++) { off.push(run(0)); on.push(run(3)); }
+  fuller.depth = 3;
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+  console.log(`${tools.length} tool events; chooseHits per call, median of 7 rounds: fullerMatch off ${median(off).toFixed(2)} µs, on ${median(on).toFixed(2)} µs`);
 }
