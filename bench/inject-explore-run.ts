@@ -244,3 +244,139 @@ if (args.includes('--admitted')) {
   }
 }
 function option5(name: string, fallback: string): string { const i = args.indexOf(name); return i >= 0 && args[i + 1] && !args[i + 1]!.startsWith('--') ? (args[i + 1] as string) : fallback; }
+
+// Round 6: `--misses6 set [--embedder e]` — the shipped choice (prompt winner and tool margins as hooks run): each
+// answerable input where no relevant memory was injected or a wrong one was, with the top results' signals.
+if (args.includes('--misses6')) {
+  const set = args[args.indexOf('--misses6') + 1] ?? 'lessons';
+  const only = args.includes('--embedder') ? args[args.indexOf('--embedder') + 1] : 'use-lite';
+  for (const row of rows) {
+    if (row.set !== set || row.embedder !== only) continue;
+    const tool = row.event !== null && row.event !== 'UserPromptSubmit';
+    const hits = row.results.map(hitOf);
+    const query = row.hook_query ?? row.q;
+    const rel = new Set(row.relevant);
+    const isGood = (id: number): boolean => (row.results.find((r) => r.id === id)?.mem ?? []).some((m) => rel.has(m));
+    const shipped = row.abstained || row.weak ? [] : chooseHits(hits, query, { max: tool ? INJECT.toolMax : INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, keywordMargin: tool, promptWinner: !tool });
+    const good = shipped.filter((c) => isGood(c.hit.id)).length;
+    const bad = shipped.length - good;
+    if (row.relevant.length > 0 && good > 0 && bad === 0) continue;
+    if (row.relevant.length === 0 && shipped.length === 0) continue;
+    const terms = contentTerms(query);
+    const label = row.relevant.length === 0 ? 'UNANS-SPOKE' : good > 0 ? 'RIGHT+WRONG' : bad > 0 ? 'WRONG' : row.results.some((r) => isGood(r.id)) ? (row.weak ? 'MISS-weak' : 'MISS-withheld') : 'MISS-absent';
+    console.log(`\n[${label}] ${tool ? row.event : 'prompt'} ${JSON.stringify(query).slice(0, 140)} terms ${[...terms].join(',')}`);
+    row.results.slice(0, 4).forEach((r, i) => {
+      const c = shipped.find((x) => x.hit.id === r.id);
+      const rv = relevance(hitOf(r), terms, row.model);
+      console.log(`  ${i + 1}. ${c ? 'INJ' : '   '}${isGood(r.id) ? '+' : ' '} s${r.score.toFixed(3)} b${r.signals.bm25?.toFixed(2)} v${r.signals.vector?.toFixed(2)} r${r.ranks.bm25 ?? '-'}/${r.ranks.vector ?? '-'} m${rv.matched}/${terms.size} ${rv.reason ?? ''} | ${(r.title ?? '').slice(0, 40)} | ${r.text.slice(0, 80)}`);
+    });
+  }
+}
+
+// Round 6: `--round6` — the shipped choice plus one extra admission or veto at a time (dev only).
+interface R6 { name: string; ignoreWeak?: 'all' | 'tool' | 'prompt'; toolAdmitGap?: number; toolAdmitMin?: number; toolAdmitTerms?: number; moreTerms?: boolean; moreWindow?: number; moreDepth?: number; morePrompt?: boolean; secondVeto?: number; promptGap?: number; promptCov?: number; promptMatched?: number; promptAgree?: number; toolMaxTerms?: number }
+function chooseR6(row: Row, v: R6) {
+  const tool = row.event !== null && row.event !== 'UserPromptSubmit';
+  const ignore = v.ignoreWeak === 'all' || (v.ignoreWeak === 'tool' && tool) || (v.ignoreWeak === 'prompt' && !tool);
+  if (row.abstained || (row.weak && !ignore)) return [];
+  const hits = row.results.map(hitOf);
+  const query = row.hook_query ?? row.q;
+  const pw = INJECT.promptWinner as unknown as { bm25Gap: number; minCoverage: number; minMatched: number };
+  const saved = { ...pw };
+  if (v.promptGap !== undefined) pw.bm25Gap = v.promptGap;
+  if (v.promptCov !== undefined) pw.minCoverage = v.promptCov;
+  if (v.promptMatched !== undefined) pw.minMatched = v.promptMatched;
+  let chosen = chooseHits(hits, query, { max: tool ? INJECT.toolMax : INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, keywordMargin: tool, promptWinner: !tool });
+  Object.assign(pw, saved);
+  const terms = contentTerms(query);
+  if (!tool && v.promptAgree !== undefined && chosen.length === 0 && hits[0] && hits[0].ranks.bm25 === 1 && (hits[0].ranks.vector ?? 99) <= v.promptAgree) {
+    const r = relevance(hits[0], terms, row.model);
+    if (r.matched >= 2 && bm25Ratio(hits, hits[0]) >= (v.promptGap ?? 1.3)) chosen = [{ hit: hits[0], relevance: r }];
+  }
+  if (tool && chosen.length === 0 && v.toolAdmitGap !== undefined && hits[0]) {
+    const r = relevance(hits[0], terms, row.model);
+    if (r.matched >= (v.toolAdmitMin ?? 1) && terms.size <= (v.toolAdmitTerms ?? 99) && bm25Ratio(hits, hits[0]) >= v.toolAdmitGap) chosen = [{ hit: hits[0], relevance: r }];
+  }
+  if (v.moreTerms && chosen.length > 0 && (tool || v.morePrompt)) {
+    // A result close behind that holds more of the call's terms than the chosen first one takes its place.
+    const first = chosen[0] as (typeof chosen)[number];
+    const better = hits.slice(1, v.moreDepth ?? 3).map((h) => ({ hit: h, relevance: relevance(h, terms, row.model) })).find((c) => c.relevance.matched > first.relevance.matched && c.hit.score >= (v.moreWindow ?? 0.8) * first.hit.score);
+    if (better) chosen = tool ? [better] : [better, ...chosen.filter((c) => c.hit.id !== better.hit.id)].slice(0, INJECT.promptMax);
+  }
+  if (v.secondVeto !== undefined && chosen.length > 1) chosen = chosen.filter((c, i) => i === 0 || c.hit.score >= v.secondVeto! * (chosen[0] as (typeof chosen)[number]).hit.score);
+  return chosen;
+}
+if (args.includes('--round6')) {
+  const variants: R6[] = [{ name: 'shipped' }];
+  for (const g of [1.5, 1.7, 2, 2.5, 3]) for (const m of [1, 2]) for (const t of [3, 4, 99]) variants.push({ name: `tool admit first: gap ${g}, matched ${m}, ≤ ${t} terms`, toolAdmitGap: g, toolAdmitMin: m, toolAdmitTerms: t });
+  for (const w of [0.6, 0.7, 0.75, 0.8, 0.85, 0.9]) for (const d of [2, 3, 4]) variants.push({ name: `tool: a result within ${w} (top ${d}) holding more terms replaces the first`, moreTerms: true, moreWindow: w, moreDepth: d });
+  for (const w of [0.7, 0.8]) variants.push({ name: `tool+prompt: a result within ${w} holding more terms goes first`, moreTerms: true, moreWindow: w, morePrompt: true });
+  for (const s of [0.92, 0.95]) variants.push({ name: `second and third need ${s} of the first`, secondVeto: s });
+  for (const g of [1.3, 1.4, 1.5, 1.6]) for (const c of [0.3, 0.4]) variants.push({ name: `prompt winner gap ${g}, coverage ${c}`, promptGap: g, promptCov: c });
+  for (const a of [1, 2, 3, 5]) for (const g of [1.2, 1.3, 1.5]) variants.push({ name: `prompt: first in both lists (vector ≤ ${a}), gap ${g}, 2 terms`, promptAgree: a, promptGap: g });
+  for (const w of ['all', 'tool', 'prompt'] as const) variants.push({ name: `weak-match ignored (${w})`, ignoreWeak: w });
+  printVariants(variants, chooseR6, 58);
+}
+
+// Round 6: `--idf` — prompts judged by IDF-weighted coverage (each content term weighs its IDF over the set's
+// memories, as the weak-match rule weighs it) instead of the share of terms. Dev only.
+if (args.includes('--idf')) {
+  const { join } = await import('node:path');
+  const idfOf = new Map<string, (t: string) => number>();
+  for (const set of new Set(rows.map((r) => r.set))) {
+    const file = join(process.cwd(), 'fixtures', ({ eval: 'eval', conversations: 'eval-conversations', lessons: 'eval-lessons', dialogue: 'eval-dialogue' } as Record<string, string>)[set] as string, 'memories.jsonl');
+    const df = new Map<string, number>();
+    let n = 0;
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
+      if (!line.trim()) continue;
+      const m = JSON.parse(line) as { text: string; title?: string; category?: string; tags?: string[] };
+      n++;
+      for (const t of new Set(searchTerms(`${m.title ?? ''} ${m.text} ${m.category ?? ''} ${(m.tags ?? []).join(' ')}`))) df.set(t, (df.get(t) ?? 0) + 1);
+    }
+    idfOf.set(set, (t) => Math.log((n - (df.get(t) ?? 0) + 0.5) / ((df.get(t) ?? 0) + 0.5) + 1));
+  }
+  interface V6 { name: string; admit?: number; minMatched?: number; replace?: number; gap?: number }
+  const choose = (row: Row, v: V6) => {
+    const tool = row.event !== null && row.event !== 'UserPromptSubmit';
+    if (row.abstained || row.weak) return [];
+    const hits = row.results.map(hitOf);
+    const query = row.hook_query ?? row.q;
+    const chosen = chooseHits(hits, query, { max: tool ? INJECT.toolMax : INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, keywordMargin: tool, promptWinner: !tool });
+    if (tool || chosen.length > 0 || v.admit === undefined) return chosen;
+    const terms = contentTerms(query);
+    const idf = idfOf.get(row.set) as (t: string) => number;
+    const total = [...terms].reduce((s, t) => s + idf(t), 0);
+    const first = hits[0];
+    if (!first || total <= 0) return chosen;
+    if (v.gap !== undefined && bm25Ratio(hits, first) < v.gap) return chosen;
+    const engramTerms = new Set(searchTerms(`${first.engram.title ?? ''} ${first.engram.text}`));
+    const heldTerms = [...terms].filter((t) => engramTerms.has(t) || searchTerms(`${first.engram.category} ${first.engram.tags.join(' ')}`).includes(t));
+    const held = heldTerms.reduce((s, t) => s + idf(t), 0);
+    if (args.includes('--idf-debug') && v.admit === 0.5 && v.minMatched === 2 && v.gap === undefined && row.embedder === 'use-lite') console.log(`DBG ${row.set} ${heldTerms.length} ${(held / total).toFixed(2)} ${query.slice(0, 60)}`);
+    if (heldTerms.length >= (v.minMatched ?? 2) && held / total >= v.admit) return [{ hit: first, relevance: relevance(first, terms, row.model) }];
+    return chosen;
+  };
+  const variants: V6[] = [{ name: 'shipped' }];
+  for (const w of [0.25, 0.3, 0.35, 0.4, 0.45]) for (const m of [2, 3]) for (const g of [undefined, 1.1, 1.2, 1.3]) variants.push({ name: `prompt: first hit holding ≥ ${w} of the IDF weight, ${m} terms${g ? `, BM25 gap ${g}` : ''}`, admit: w, minMatched: m, ...(g ? { gap: g } : {}) });
+  printVariants(variants, choose, 64);
+}
+
+// Round 6: `--timing` — what fullerMatch costs a tool event's choice: chooseHits over every dumped tool event,
+// fullerMatch on (depth 3) and off (depth 0), alternating rounds, median per call.
+if (args.includes('--timing')) {
+  const tools = rows.filter((r) => r.event !== null && r.event !== 'UserPromptSubmit' && !r.abstained && !r.weak).map((r) => ({ hits: r.results.map(hitOf), query: r.hook_query ?? r.q, model: r.model }));
+  const fuller = INJECT.fullerMatch as unknown as { depth: number };
+  const run = (depth: number): number => {
+    fuller.depth = depth;
+    const started = performance.now();
+    for (let i = 0; i < 20; i++) for (const t of tools) chooseHits(t.hits, t.query, { max: INJECT.toolMax, alreadyShown: new Set(), embedderKind: t.model, keywordMargin: true });
+    return ((performance.now() - started) * 1000) / (20 * tools.length);
+  };
+  const on: number[] = [];
+  const off: number[] = [];
+  run(3);
+  for (let round = 0; round < 7; round++) { off.push(run(0)); on.push(run(3)); }
+  fuller.depth = 3;
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+  console.log(`${tools.length} tool events; chooseHits per call, median of 7 rounds: fullerMatch off ${median(off).toFixed(2)} µs, on ${median(on).toFixed(2)} µs`);
+}

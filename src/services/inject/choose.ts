@@ -108,6 +108,27 @@ export function clearPromptWinner(hits: readonly SearchHit[], terms: ReadonlySet
   return { hit: first, relevance: { ...found, reason: 'clear-winner' } };
 }
 
+/**
+ * A tool event's keyword ranking has spoken (the margin held); which memory goes first? A result close behind the
+ * chosen first one (`fullerMatch.window` of its score, within the first `fullerMatch.depth` results) that holds more
+ * of the call's content terms takes its place (the first is dropped). BM25 normalises by length, so a short memory holding two of a
+ * call's words can outscore a longer one holding five; the relevance rule counts matched terms, and so does this
+ * (services/inject/tuning.ts has the numbers).
+ */
+function fullerFirst(hits: readonly SearchHit[], chosen: Chosen[], terms: ReadonlySet<string>, options: { max: number; alreadyShown: ReadonlySet<number>; embedderKind: string | null }): Chosen[] {
+  const first = chosen[0] as Chosen;
+  const { window, depth } = INJECT.fullerMatch;
+  for (const hit of hits.slice(0, depth)) {
+    if (hit === first.hit || options.alreadyShown.has(hit.id) || hit.score < window * first.hit.score) continue;
+    const found = relevance(hit, terms, options.embedderKind);
+    if (found.reason === 'lexical' && found.matched > first.relevance.matched) {
+      // It replaces the first rather than joining it: the first was the length artefact.
+      return [{ hit, relevance: found }, ...chosen.filter((c) => c !== first && c.hit.id !== hit.id)].slice(0, options.max);
+    }
+  }
+  return chosen;
+}
+
 /** The relevant hits not yet shown in this context, best first, at most `max`. */
 export function chooseHits(
   hits: readonly SearchHit[],
@@ -135,6 +156,7 @@ export function chooseHits(
   }
   const first = chosen[0];
   if (options.keywordMargin && first && !clearKeywordWinner(hits, first.relevance)) return [];
+  if (options.keywordMargin && first) return fullerFirst(hits, chosen, terms, options);
   if (options.promptWinner && chosen.length === 0 && hits[0] && !options.alreadyShown.has(hits[0].id)) {
     const winner = clearPromptWinner(hits, terms, options.embedderKind);
     if (winner) chosen.push(winner);

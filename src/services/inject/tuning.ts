@@ -60,6 +60,21 @@ export const INJECT = {
    * Test split (read after tuning): 53.5 / 88.5, 53.5 / 83.1, 52.5 / 84.1 % → 56.4 / 89.1, 53.5 / 83.1, 54.5 / 84.6 %.
    */
   promptWinner: { bm25Gap: 1.7, minMatched: 2, minCoverage: 0.4 },
+  // ---- Round 6 (issue 18 item 4, gates6): `fullerMatch`, chosen on the dev dump (`node bench/inject.mjs --splits dev
+  // --dump FILE`, then `node bench/inject-explore.mjs --dump FILE --round6 --all`); docs/SEARCH.md "Round 6". ----
+  /**
+   * On a tool event whose keyword ranking passed the margin, a result within `window` of the first one's score and
+   * among the first `depth` results that holds more of the call's content terms goes first instead (choose.ts
+   * fullerFirst). BM25 normalises by length: "Edit CLAUDE.md … File has not been read yet. Read it first before
+   * writing to it." scored a lesson about Codex's apply_patch (5 of 7 terms) 15.0 and the lesson about Claude Code's
+   * Edit refusing unread files (6 of 7) 14.4. Dev, lesson set, relevant injected / precision (USE lite,
+   * ctx-use-256, static-use-256): without it 55.3 / 89.0, 57.9 / 88.1, 57.9 / 90.2 %; with it 55.8 / 89.8, 58.4 /
+   * 88.9, 58.4 / 91.0 %, the same at every window from 0.6 to 0.85 and depth 2–4 (0.9: no change — the relative
+   * score cutoff already takes those); no other set has tool events. Applied to prompts too it cost fixtures/eval
+   * 5 points of precision (87.5 → 82.4 %), so tool events only. Test split (read once, after tuning): every cell
+   * unchanged (no test input has the pattern): 56.4 / 89.1, 53.5 / 83.1, 54.5 / 84.6 %.
+   */
+  fullerMatch: { window: 0.8, depth: 3 },
   /** Candidates read from search before thresholds and de-duplication. */
   candidates: 10,
   /**

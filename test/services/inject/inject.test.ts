@@ -149,6 +149,31 @@ describe('chooseHits on a tool event: two or three matched terms need the round 
   });
 });
 
+describe('chooseHits on a tool event: a close result holding more of the call goes first (round 6 fullerMatch)', () => {
+  // The lesson set's `Edit CLAUDE.md` failure: BM25's length normalisation put a short lesson holding 5 of the call's
+  // 7 content terms ahead of the one that answers it, which holds 6.
+  const call = 'Edit CLAUDE.md <tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>';
+  const patch = (bm25: number): SearchHit => ({ ...hit(1, 'Codex apply_patch "Update File" fails on a file that does not exist yet; use Add File first.', { bm25 }), score: 1 });
+  const edit = (score: number): SearchHit => ({ ...hit(2, "Claude Code's Edit and MultiEdit refuse to change a file that was not Read earlier in the session: use the Read tool first, not yet done.", { bm25: 14.43 }), score });
+  const options = { max: 2, alreadyShown: new Set<number>(), embedderKind: null, keywordMargin: true };
+
+  it('puts the fuller match first and drops the shorter one', () => {
+    const chosen = chooseHits([patch(15.03), edit(0.857)], call, options);
+    expect(chosen.map((c) => c.hit.id)).toEqual([2]);
+    expect(chosen[0]!.relevance.matched).toBe(7);
+  });
+
+  it('keeps the first when the fuller one is too far behind, and leaves prompts alone', () => {
+    const { window } = INJECT.fullerMatch;
+    expect(chooseHits([patch(15.03), edit(window * 0.95)], call, options).map((c) => c.hit.id)).toEqual([1]);
+    expect(chooseHits([patch(15.03), edit(0.857)], call, { ...options, keywordMargin: false }).map((c) => c.hit.id)).toEqual([1]);
+  });
+
+  it('never replaces a memory with one already shown in this context', () => {
+    expect(chooseHits([patch(15.03), edit(0.857)], call, { ...options, alreadyShown: new Set([2]) }).map((c) => c.hit.id)).toEqual([1]);
+  });
+});
+
 describe('chooseHits on a prompt whose first hit the keyword ranking singles out (promptWinner)', () => {
   // Round 5: the lesson set's "CI takes 40 minutes now" — 2 of its 5 content terms are in the lesson that answers it,
   // which the relevance rule (half of them) withholds, while BM25 puts that lesson far above every other memory.

@@ -1,0 +1,101 @@
+// Round 6 (gates): what the weak-match rule can read, from the real engine, per DEV query (hybrid, the shipped
+// ranking with every promotion): the top 10 with ranks, signals and the query terms each holds, the rule's term
+// weights and verdict, and per store the distribution of each memory's similarity to its nearest other memory (a
+// per-store scale for the top hit's similarity, computed once per store as an index build would). Dev only:
+// tuningQueryFile refuses test. bench/abstain-dump.mjs bundles and runs it; bench/abstain-explore.mjs reads the dump.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { loadSettings, readEnv, type Embedder, type EmbedderChoice, type Store } from '../src/core/index.js';
+import { EVAL_SET_NAMES, evalSetFiles, runRetrievalBench, searchTuning, tuningQueryFile, type EvalSetName } from '../src/services/index.js';
+import { queryTerms, searchTerms } from '../src/services/recall/index.js';
+
+const args = process.argv.slice(2);
+const option = (name: string, fallback: string): string => {
+  const index = args.indexOf(name);
+  return index >= 0 ? (args[index + 1] as string) : fallback;
+};
+const root = option('--root', process.cwd());
+const sets = option('--sets', EVAL_SET_NAMES.join(',')).split(',') as EvalSetName[];
+const embedders = option('--embedders', 'use-lite,ctx-use-256,static-use-256').split(',');
+const modelDir = resolve(option('--model-dir', join(root, '..', 'shared', 'models')));
+const out = option('--out', '/tmp/abstain-dev.json');
+
+function choiceOf(name: string): EmbedderChoice {
+  if (name === 'use-lite') return { spec: { kind: 'use-lite', model: 'use-lite' }, reason: 'bench' };
+  return { spec: { kind: 'transformers', model: name, modelDir, folder: join(modelDir, name), quantized: true }, reason: 'bench' };
+}
+
+/** Each memory's cosine similarity to its nearest other memory in the store: mean and standard deviation. */
+function nearestStats(store: Store, model: Embedder | null): { mean: number; sd: number; n: number } | null {
+  if (!model) return null;
+  const vectors = store.vectors();
+  const space = vectors.findSpace(model.model, model.dim);
+  if (!space) return null;
+  const all: Float32Array[] = [];
+  for (const engram of store.engrams.iterate()) {
+    const v = vectors.vectorOf(space, engram.id);
+    if (v) all.push(v);
+  }
+  const norm = all.map((v) => Math.sqrt(v.reduce((s, x) => s + x * x, 0)) || 1);
+  const nearest: number[] = [];
+  for (let i = 0; i < all.length; i++) {
+    let best = -1;
+    for (let j = 0; j < all.length; j++) {
+      if (i === j) continue;
+      let dot = 0;
+      const a = all[i] as Float32Array;
+      const b = all[j] as Float32Array;
+      for (let d = 0; d < a.length; d++) dot += (a[d] as number) * (b[d] as number);
+      best = Math.max(best, dot / ((norm[i] as number) * (norm[j] as number)));
+    }
+    nearest.push(best);
+  }
+  const mean = nearest.reduce((s, x) => s + x, 0) / Math.max(1, nearest.length);
+  const sd = Math.sqrt(nearest.reduce((s, x) => s + (x - mean) ** 2, 0) / Math.max(1, nearest.length));
+  return { mean, sd, n: nearest.length };
+}
+
+const rows: unknown[] = [];
+const settings = loadSettings(readEnv());
+for (const embedder of embedders) {
+  for (const set of sets) {
+    const files = evalSetFiles(root, set, 'dev');
+    let stats: ReturnType<typeof nearestStats> = null;
+    let storeIndex = 0;
+    await runRetrievalBench({
+      memories: readFileSync(files.memories, 'utf8').split('\n'),
+      storePerGroup: files.storePerGroup,
+      queries: readFileSync(tuningQueryFile(root, set), 'utf8').split('\n'),
+      k: 10,
+      modes: ['hybrid'],
+      embedder: choiceOf(embedder),
+      tuning: searchTuning(settings.config),
+      search: { abstain: false, explain: true },
+      onStore(store, model) {
+        stats = nearestStats(store, model);
+        storeIndex++;
+      },
+      inspect(query, response, memoryIdsOf) {
+        const terms = queryTerms(query.q);
+        rows.push({
+          set,
+          embedder,
+          store: storeIndex,
+          q: query.q,
+          relevant: query.relevant,
+          kind: query.kind ?? null,
+          weak: response.weak,
+          nearest: stats,
+          abstain: response.explain?.abstain ?? null,
+          docs: response.explain ? undefined : undefined,
+          results: response.results.map((hit) => {
+            const held = new Set(searchTerms(`${hit.engram.title ?? ''} ${hit.engram.text} ${hit.engram.category} ${hit.engram.tags.join(' ')}`));
+            return { id: hit.id, mem: [...memoryIdsOf(hit.id)], ranks: hit.ranks, bm25: hit.signals.bm25, sim: hit.signals.vector, held: terms.filter((t) => held.has(t)), text: hit.engram.text.slice(0, 160) };
+          }),
+        });
+      },
+    });
+    console.error(`${embedder} ${set}: ${rows.length} rows`);
+  }
+}
+writeFileSync(out, JSON.stringify(rows));

@@ -1,0 +1,199 @@
+// Round 6 (gates): abstain rules replayed on the real engine's dev responses (bench/abstain-dump.mjs). Each rule
+// says, per query, whether the search answers; scored like bench/quality.mjs (silence on unanswerable queries,
+// answerable recall@3 kept), mean over the set × embedder cells and the worst cell. Dev only.
+import { readFileSync } from 'node:fs';
+import { searchTerms } from '../src/services/recall/index.js';
+
+const args = process.argv.slice(2);
+const file = args[args.indexOf('--dump') + 1] as string;
+interface Hit { id: number; mem: string[]; ranks: { bm25: number | null; vector: number | null; anchor: number | null }; bm25: number | null; sim: number | null; held: string[]; text: string }
+interface Row {
+  set: string; embedder: string; store: number; q: string; relevant: string[]; kind: string | null; weak: string | null;
+  nearest: { mean: number; sd: number; n: number } | null;
+  abstain: { weak: string | null; terms: Array<{ term: string; weight: number }>; unknown: { terms: string[]; share: number }; best: unknown } | null;
+  results: Hit[];
+}
+const rows = JSON.parse(readFileSync(file, 'utf8')) as Row[];
+
+/** What a rule can read about one query. */
+export interface Q {
+  row: Row;
+  top: Hit[];
+  weights: Array<{ term: string; weight: number }>;
+  unknown: Set<string>;
+  unknownShare: number;
+  known: number;
+  total: number;
+  /** Known-weight coverage of each top-3 hit. */
+  cov: number[];
+  /** Whole-query coverage of each top-3 hit. */
+  covAll: number[];
+  names: string[];
+  shipped: boolean;
+  /** BM25's first score over its second among the results. */
+  gap: number;
+  /** The vector list's first hit's similarity, as a z-score against the store's nearest-neighbour similarities. */
+  zNear: number;
+  simTop: number;
+  kind: 'use-lite' | 'transformers';
+}
+const sureOf = { 'use-lite': 0.75, transformers: 0.6 } as const;
+
+function queryNames(text: string, terms: readonly string[]): string[] {
+  const names = new Set<string>();
+  const known = new Set(terms);
+  for (const sentence of text.split(/[.!?:;\n]+/)) {
+    for (const word of (sentence.match(/[\p{L}\p{N}_'’-]+/gu) ?? []).slice(1)) {
+      if (!/^\p{Lu}\p{Ll}/u.test(word)) continue;
+      for (const term of searchTerms(word.replace(/['’]s$/u, ''))) if (known.has(term)) names.add(term);
+    }
+  }
+  return [...names];
+}
+
+const qs: Q[] = rows.map((row) => {
+  const weights = row.abstain?.terms ?? [];
+  const unknown = new Set(row.abstain?.unknown.terms ?? []);
+  const total = weights.reduce((s, t) => s + t.weight, 0);
+  const unk = weights.reduce((s, t) => s + (unknown.has(t.term) ? t.weight : 0), 0);
+  const known = total - unk;
+  const top = row.results.slice(0, 3);
+  const held = (h: Hit): number => weights.filter((t) => h.held.includes(t.term)).reduce((s, t) => s + t.weight, 0);
+  const b = row.results.map((h) => h.bm25 ?? 0).filter((x) => x > 0).sort((x, y) => y - x);
+  const vFirst = row.results.find((h) => h.ranks.vector === 1);
+  const simTop = Math.max(0, ...row.results.map((h) => h.sim ?? 0));
+  return {
+    row, top, weights, unknown, unknownShare: total > 0 ? unk / total : 0, known, total,
+    cov: top.map((h) => (known > 0 ? held(h) / known : 0)),
+    covAll: top.map((h) => (total > 0 ? held(h) / total : 0)),
+    names: queryNames(row.q, weights.map((t) => t.term)),
+    shipped: row.weak === null,
+    gap: b[1] ? (b[0] as number) / b[1] : b[0] ? 99 : 0,
+    zNear: row.nearest && row.nearest.sd > 0 && vFirst?.sim != null ? (vFirst.sim - row.nearest.mean) / row.nearest.sd : Number.NaN,
+    simTop,
+    kind: row.embedder === 'use-lite' ? 'use-lite' : 'transformers',
+  };
+});
+
+function recall3(q: Q): number {
+  const rel = new Set(q.row.relevant);
+  const found = new Set<string>();
+  for (const h of q.top) for (const m of h.mem) if (rel.has(m)) found.add(m);
+  return rel.size ? found.size / rel.size : 0;
+}
+
+type Rule = (q: Q) => boolean;
+function score(rule: Rule): { s: number; k: number; ws: number; wk: number; per: Record<string, [number, number]> } {
+  const cells = new Map<string, Q[]>();
+  for (const q of qs) cells.set(`${q.row.set}|${q.row.embedder}`, [...(cells.get(`${q.row.set}|${q.row.embedder}`) ?? []), q]);
+  let s = 0, k = 0, ws = 1, wk = 1;
+  const per: Record<string, [number, number]> = {};
+  for (const [key, list] of cells) {
+    const un = list.filter((q) => q.row.relevant.length === 0);
+    const an = list.filter((q) => q.row.relevant.length > 0);
+    const si = un.filter((q) => !rule(q)).length / Math.max(1, un.length);
+    const r3 = an.reduce((a, q) => a + recall3(q), 0);
+    const ke = an.reduce((a, q) => a + (rule(q) ? recall3(q) : 0), 0) / Math.max(1e-9, r3);
+    s += si; k += ke; ws = Math.min(ws, si); wk = Math.min(wk, ke);
+    const set = key.split('|')[0] as string;
+    const p = (per[set] ??= [0, 0]);
+    p[0] += si / 3; p[1] += ke / 3;
+  }
+  return { s: s / cells.size, k: k / cells.size, ws, wk, per };
+}
+
+const out: Array<{ name: string; r: ReturnType<typeof score> }> = [];
+const add = (name: string, rule: Rule): void => { out.push({ name, r: score(rule) }); };
+
+// The shipped rule, recomputed from its parts (must equal `weak === null`).
+const agreed = (h: Hit): boolean => (h.ranks.bm25 ?? 99) <= 3 && (h.ranks.vector ?? 99) <= 3;
+const ruleWith = (u: number, c: number, a = 0.15) => (q: Q): boolean =>
+  q.top.some((h, i) => (h.sim ?? 0) >= sureOf[q.kind] || (agreed(h) && (q.covAll[i] as number) >= a) || (q.unknownShare <= u && ((q.cov[i] as number) >= c || (agreed(h) && (q.cov[i] as number) >= a))));
+add('shipped (weak === null)', (q) => q.shipped);
+add('shipped, recomputed (0.5 / 0.45)', ruleWith(0.5, 0.45));
+for (const u of [0.4, 0.45, 0.55, 0.6]) add(`unknown ≤ ${u}, coverage 0.45`, ruleWith(u, 0.45));
+for (const c of [0.4, 0.5, 0.55, 0.6]) add(`unknown ≤ 0.5, coverage ${c}`, ruleWith(0.5, c));
+
+const base = ruleWith(0.5, 0.45);
+const loose = ruleWith(0.6, 0.4);
+// 1. Agreement of the two lists' first hits as evidence of an answer.
+const topAgree = (q: Q): boolean => q.row.results.some((h) => h.ranks.bm25 === 1 && h.ranks.vector === 1);
+add('shipped and (lists share their first hit or known coverage ≥ 0.6)', (q) => base(q) && (topAgree(q) || q.cov.some((c) => c >= 0.6)));
+add('loose (0.6 / 0.4) and (lists share their first hit or known coverage ≥ 0.6)', (q) => loose(q) && (topAgree(q) || q.cov.some((c) => c >= 0.6)));
+// 2. The vector list's first hit against the store's own nearest-neighbour similarities (z), with BM25's gap.
+for (const z of [-1, -0.5, 0, 0.5, 1, 1.5]) for (const g of [1.2, 1.5, 2, 99]) {
+  add(`shipped and (zNear ≥ ${z} or gap ≥ ${g} or vectors skipped)`, (q) => base(q) && (Number.isNaN(q.zNear) || q.zNear >= z || q.gap >= g));
+  add(`loose and (zNear ≥ ${z} or gap ≥ ${g} or vectors skipped)`, (q) => loose(q) && (Number.isNaN(q.zNear) || q.zNear >= z || q.gap >= g));
+}
+// 3. Joint coverage in ONE hit: the query's names (or its heaviest term) and one more word, or the same hit near in
+// vector space (the attribute matched by meaning).
+const holds = (h: Hit, terms: string[]): boolean => terms.every((t) => h.held.includes(t));
+for (const z of [0, 0.5, 1, 1.5, 99]) for (const rule of [['shipped', base], ['loose', loose]] as const) {
+  add(`${rule[0]}, names + (another word, or zNear of the hit ≥ ${z}) in one top hit`, (q) => {
+    if (!rule[1](q)) return false;
+    if (q.names.length === 0) return true;
+    return q.top.some((h) => {
+      if (!holds(h, q.names)) return false;
+      const other = h.held.some((t) => !q.names.includes(t));
+      const zh = q.row.nearest && h.sim != null ? (h.sim - q.row.nearest.mean) / q.row.nearest.sd : -9;
+      return other || zh >= z;
+    });
+  });
+  add(`${rule[0]}, names + (zNear of the hit ≥ ${z}) in one top hit`, (q) => {
+    if (!rule[1](q)) return false;
+    if (q.names.length === 0) return true;
+    return q.top.some((h) => {
+      if (!holds(h, q.names)) return false;
+      const zh = q.row.nearest && h.sim != null ? (h.sim - q.row.nearest.mean) / q.row.nearest.sd : -9;
+      return zh >= z;
+    });
+  });
+}
+// 4. Absolute evidence: BM25's best score among the results (the IDF-weighted, saturated sum of the query words the
+// best-matching memory holds), raw or in units of the store's unseen-word IDF (ln N: stores of different sizes).
+const bm25Top = (q: Q): number => Math.max(0, ...q.row.results.map((h) => h.bm25 ?? 0));
+const storeN = (q: Q): number => q.row.nearest?.n ?? q.row.results.length;
+for (const t of [2, 4, 6, 8, 10, 12]) for (const rule of [['shipped', base], ['loose', loose], ['0.6 / 0.45', ruleWith(0.6, 0.45)], ['0.55 / 0.45', ruleWith(0.55, 0.45)]] as const) {
+  add(`${rule[0]} and BM25 best ≥ ${t}`, (q) => rule[1](q) && bm25Top(q) >= t);
+  add(`${rule[0]} and BM25 best ≥ ${t / 5} × ln N`, (q) => rule[1](q) && bm25Top(q) >= (t / 5) * Math.log(storeN(q)));
+}
+// 4b. The floor on the lexical path only (agreement and a sure similarity still answer on their own).
+const ruleFloor = (u: number, c: number, floor: (q: Q) => boolean, a = 0.15) => (q: Q): boolean =>
+  q.top.some((h, i) => (h.sim ?? 0) >= sureOf[q.kind] || (agreed(h) && (q.covAll[i] as number) >= a) || (floor(q) && q.unknownShare <= u && ((q.cov[i] as number) >= c || (agreed(h) && (q.cov[i] as number) >= a))));
+const ruleAll = (u: number, c: number, floor: (q: Q) => boolean) => (q: Q): boolean => ruleWith(u, c)(q) && floor(q);
+for (const m of [0.8, 0.9, 1, 1.1, 1.2]) for (const [u, c] of [[0.5, 0.45], [0.6, 0.45], [0.6, 0.4], [0.7, 0.4], [0.7, 0.35], [1, 0.35], [1, 0.3]] as const) {
+  add(`fine: floor ${m} × ln N on every path, unknown ≤ ${u}, coverage ${c}`, ruleAll(u, c, (q) => bm25Top(q) >= m * Math.log(storeN(q))));
+  add(`fine: floor ${m} × ln N on the lexical path, unknown ≤ ${u}, coverage ${c}`, ruleFloor(u, c, (q) => bm25Top(q) >= m * Math.log(storeN(q))));
+}
+if (args.includes('--floor-grid')) {
+  for (const m of [0, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1]) for (const u of [0.45, 0.5, 0.55, 0.6, 0.65, 0.7]) for (const c of [0.35, 0.4, 0.425, 0.45, 0.5]) for (const path of ['every', 'lexical'] as const) {
+    const floor = (q: Q): boolean => bm25Top(q) >= m * Math.log(storeN(q));
+    add(`grid: floor ${m} × ln N (${path}), unknown ≤ ${u}, coverage ${c}`, path === 'every' ? ruleAll(u, c, floor) : ruleFloor(u, c, floor));
+  }
+}
+// 5. A word no memory holds raises the coverage the known words need (the store does not know part of the topic).
+if (args.includes('--unseen-grid')) {
+  const ruleEsc = (u: number, c0: number, c1: number, a = 0.15) => (q: Q): boolean => {
+    const c = q.unknown.size > 0 ? c1 : c0;
+    return q.top.some((h, i) => (h.sim ?? 0) >= sureOf[q.kind] || (agreed(h) && (q.covAll[i] as number) >= a) || (q.unknownShare <= u && ((q.cov[i] as number) >= c || (agreed(h) && (q.cov[i] as number) >= a))));
+  };
+  for (const u of [0.5, 0.55, 0.6, 0.7, 1]) for (const c0 of [0.35, 0.4, 0.45]) for (const c1 of [0.45, 0.5, 0.6, 0.7, 0.8, 1.01]) add(`esc: unknown ≤ ${u}, coverage ${c0}, with an unknown word ${c1}`, ruleEsc(u, c0, c1));
+}
+// 6. Evidence that lets a stricter rule answer: both lists' first hit is the same memory, or BM25's best holds a rare
+// word's worth of evidence.
+if (args.includes('--or-grid')) {
+  for (const [u, c] of [[0.4, 0.45], [0.45, 0.5], [0.4, 0.5], [0.5, 0.55], [0.5, 0.6], [0.4, 0.6]] as const) {
+    const strict = ruleWith(u, c);
+    for (const a of [0.2, 0.3, 0.45]) add(`or: strict ${u} / ${c}, or the lists' first hit is one memory holding ≥ ${a} of the known weight`, (q) => strict(q) || q.row.results.some((h, i) => i < 3 && h.ranks.bm25 === 1 && h.ranks.vector === 1 && (q.cov[i] ?? 0) >= a && q.unknownShare <= 0.5));
+    for (const m of [1, 1.2, 1.4]) add(`or: strict ${u} / ${c}, or BM25 best ≥ ${m} × ln N and known coverage ≥ 0.45`, (q) => strict(q) || (bm25Top(q) >= m * Math.log(storeN(q)) && q.unknownShare <= 0.5 && q.cov.some((x) => x >= 0.45)));
+  }
+}
+// 7. The agreement path's share and the sure similarity, with the unknown share and coverage.
+if (args.includes('--agree-grid')) {
+  const ruleAS = (u: number, c: number, a: number, sure: number) => (q: Q): boolean =>
+    q.top.some((h, i) => (h.sim ?? 0) >= sureOf[q.kind] + sure || (agreed(h) && (q.covAll[i] as number) >= a) || (q.unknownShare <= u && ((q.cov[i] as number) >= c || (agreed(h) && (q.cov[i] as number) >= a))));
+  for (const u of [0.45, 0.5, 0.55, 0.6]) for (const c of [0.4, 0.45, 0.5]) for (const a of [0.15, 0.2, 0.25, 0.3, 0.4]) for (const sure of [0, 0.05, 0.1, 1]) add(`agree: unknown ≤ ${u}, coverage ${c}, agreed ${a}, sure +${sure}`, ruleAS(u, c, a, sure));
+}
+out.sort((a, b) => b.r.k - a.r.k);
+const p = (x: number): string => (100 * x).toFixed(1);
+for (const { name, r } of out) console.log(`${p(r.s).padStart(5)} % silence ${p(r.k).padStart(5)} % kept (worst ${p(r.ws)} / ${p(r.wk)}) | ${Object.entries(r.per).map(([s, v]) => `${s.slice(0, 5)} ${p(v[0])}/${p(v[1])}`).join(' ')} | ${name}`);
