@@ -77,10 +77,12 @@ if (args.includes('--breakdown')) {
   for (const [k, [n, g]] of [...stats].sort()) console.log(`${k.padEnd(50)} ${g}/${n} = ${((100 * g) / n).toFixed(0)} %`);
 }
 
-const termCache = new Map<number, Set<string>>();
+// Keyed by the text, not the id: every set's store numbers its engrams from 1, so ids repeat across sets.
+const termCache = new Map<string, Set<string>>();
 function termsOfHit(h: SearchHit): Set<string> {
-  let t = termCache.get(h.id);
-  if (!t) { t = new Set(searchTerms(`${h.engram.title ?? ''} ${h.engram.text}`)); termCache.set(h.id, t); }
+  const text = `${h.engram.title ?? ''} ${h.engram.text}`;
+  let t = termCache.get(text);
+  if (!t) { t = new Set(searchTerms(text)); termCache.set(text, t); }
   return t;
 }
 function jaccard(a: Set<string>, b: Set<string>): number {
