@@ -20,19 +20,7 @@ import { registerUiCommands } from './commands/ui.js';
 import { registerWorkspaceCommands } from './commands/workspace.js';
 import { createCliContext, type CliContext, type CliIo } from './context.js';
 import { emit, reportError } from './output.js';
-
-/** What a command handler returns: the JSON result and how to show it to a person. */
-export interface CommandOutcome<T = unknown> {
-  result: T;
-  pretty: () => string;
-  /** Exit code when the command itself reports a non-fatal problem (doctor). @default 0 */
-  exitCode?: number;
-}
-
-/** Wraps a handler as a commander action: builds the context, prints the outcome. */
-export type Action = <A extends unknown[]>(
-  handler: (context: CliContext, ...args: A) => CommandOutcome | Promise<CommandOutcome>,
-) => (...args: unknown[]) => Promise<void>;
+import type { Action, CommandOutcome } from './action.js';
 
 /**
  * Runs the CLI on `argv` (without `node engram`) and returns the exit code. The only place that decides exit codes;

@@ -3,7 +3,7 @@ import { findRepo } from '../../core/index.js';
 import { CLI_USER, disableContext, recallContextText, syncContext } from '../../services/index.js';
 import { integerOption } from '../_args.js';
 import { undoNote } from '../render.js';
-import type { Action } from '../program.js';
+import type { Action } from '../action.js';
 
 interface SyncFlags {
   file?: string[];

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { runDemo, type DemoReport } from '../../services/index.js';
-import type { Action } from '../program.js';
+import type { Action } from '../action.js';
 
 /** The report for people: one line per hook, then what it injected. */
 function render(report: DemoReport): string {

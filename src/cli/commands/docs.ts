@@ -21,7 +21,7 @@ import {
   type RunEvent,
 } from '../../services/index.js';
 import type { CliContext } from '../context.js';
-import type { Action } from '../program.js';
+import type { Action } from '../action.js';
 
 const DateSchema = z
   .string()

@@ -18,7 +18,7 @@ import { approveEngrams } from '../../services/gate/index.js';
 import { integerOption, parseJsonOption, parseRef, parseStatuses } from '../_args.js';
 import type { CliContext } from '../context.js';
 import { conflictNote, redactionNote, renderEngram, renderEngramList, undoNote } from '../render.js';
-import type { Action } from '../program.js';
+import type { Action } from '../action.js';
 
 interface AddFlags {
   title?: string;

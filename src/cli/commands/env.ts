@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { detectEnvironment, EngramError, type DetectedEnvironment, type EnvironmentAgent } from '../../core/index.js';
-import type { Action } from '../program.js';
+import type { Action } from '../action.js';
 
 const AGENTS: readonly EnvironmentAgent[] = ['claude', 'codex', 'unknown'];
 

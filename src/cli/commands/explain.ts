@@ -2,7 +2,7 @@ import { Option, type Command } from 'commander';
 import * as z from 'zod';
 import { EngramError, formatIssues } from '../../core/index.js';
 import { explainInFolder, INDEX_PROFILE_NAMES, rebuildFolderIndex, type ExplainResponse, type IndexProfile } from '../../services/index.js';
-import type { Action } from '../program.js';
+import type { Action } from '../action.js';
 
 /** `<file>:<start>-<end>` (or `<file>:<line>`), 1-based inclusive; the file may itself contain colons. */
 const SpanTargetSchema = z

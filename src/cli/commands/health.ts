@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { runDoctor, storeStatus } from '../../services/index.js';
 import { renderFields } from '../render.js';
-import type { Action } from '../program.js';
+import type { Action } from '../action.js';
 
 const MARK = { ok: 'ok  ', degraded: 'warn', error: 'FAIL', skipped: 'skip' } as const;
 

@@ -18,7 +18,7 @@ import {
   type TrustReport,
 } from '../../services/index.js';
 import { join } from 'node:path';
-import type { Action } from '../program.js';
+import type { Action } from '../action.js';
 
 interface RegistrationFlags {
   agent: Agent;

@@ -16,7 +16,7 @@ import {
 } from '../../services/index.js';
 import type { CliContext } from '../context.js';
 import { parseRef } from '../_args.js';
-import type { Action } from '../program.js';
+import type { Action } from '../action.js';
 
 /** What feedback changed, for people. */
 function renderFeedback(result: FeedbackResult): string {

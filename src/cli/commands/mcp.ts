@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Action } from '../program.js';
+import type { Action } from '../action.js';
 
 /**
  * `engram mcp`: Engram as an MCP server on stdio. bin/engram → dist/cli.mjs starts it without loading the CLI

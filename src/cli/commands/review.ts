@@ -21,7 +21,7 @@ import {
 import { approveEngrams, forgetEngrams, rejectEngrams, undoOperation, type DecisionResult } from '../../services/gate/index.js';
 import { integerOption, parseRef } from '../_args.js';
 import { undoNote } from '../render.js';
-import type { Action } from '../program.js';
+import type { Action } from '../action.js';
 
 const REASONS: readonly ReviewReason[] = ['pending', 'conflict', 'stale', 'code-gone'];
 const cut = (text: string, limit = 160): string => (text.length > limit ? `${text.slice(0, limit - 1)}…` : text);

@@ -31,7 +31,7 @@ import {
 import { integerOption, numberOption, parseStatuses, readInputFile } from '../_args.js';
 import { withBulkEmbedder } from '../bulk-embed.js';
 import { progressBar } from '../progress.js';
-import type { Action } from '../program.js';
+import type { Action } from '../action.js';
 
 
 const round2 = (value: number): number => Math.round(value * 100) / 100;

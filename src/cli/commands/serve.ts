@@ -8,7 +8,7 @@ import { ask } from '../../server/ask.js';
 import { SERVER_ENV, SERVER_NODE_FLAGS } from '../../server/client.js';
 import { PROTOCOL_VERSION } from '../../server/protocol.js';
 import { lockOwner, processAlive } from '../../server/lock.js';
-import type { Action } from '../program.js';
+import type { Action } from '../action.js';
 
 /** How long `engram serve` waits for a background server to hand over. */
 const HANDOVER_MS = 10_000;

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { EngramError } from '../../core/index.js';
 import { receiveChanges, shareChanges, syncRepository, syncStatus } from '../../services/index.js';
 import { renderFields } from '../render.js';
-import type { Action } from '../program.js';
+import type { Action } from '../action.js';
 
 /**
  * `engram sync`: the project's memory through git, in the Go engram's `.engram/chunks/` + `manifest.json` layout.

@@ -16,7 +16,7 @@ import {
   type RecordResult,
 } from '../../services/index.js';
 import { integerOption, readStdin } from '../_args.js';
-import type { Action } from '../program.js';
+import type { Action } from '../action.js';
 
 function parseAgent(value: string | undefined): Harness | undefined {
   if (value === undefined) return undefined;

@@ -20,7 +20,7 @@ import type { CliContext } from '../context.js';
 import { parseStatuses, readInputFile, readStdin } from '../_args.js';
 import { progressBar } from '../progress.js';
 import { renderFields } from '../render.js';
-import type { Action } from '../program.js';
+import type { Action } from '../action.js';
 
 /** export, import. */
 export function registerTransferCommands(program: Command, action: Action): void {

@@ -7,7 +7,7 @@ import { serverPaths } from '../../server/address.js';
 import { ask } from '../../server/ask.js';
 import { startServer } from '../../server/client.js';
 import { PROTOCOL_VERSION, type ServerReply } from '../../server/protocol.js';
-import type { Action } from '../program.js';
+import type { Action } from '../action.js';
 
 /** How long `engram ui` waits for a background server it started. */
 const START_WAIT_MS = 15_000;

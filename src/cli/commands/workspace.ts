@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { join, resolve } from 'node:path';
 import { initRepo, installGitHooks } from '../../services/index.js';
-import type { Action } from '../program.js';
+import type { Action } from '../action.js';
 
 /** init. */
 export function registerWorkspaceCommands(program: Command, action: Action): void {

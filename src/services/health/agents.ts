@@ -11,7 +11,7 @@ import {
   type AgentRegistration,
   type Vars,
 } from '../registration/index.js';
-import type { Check } from './checks.js';
+import type { Check } from './report.js';
 
 /** The hook events Engram registers for Codex, as Codex names them in trust keys (derived from plugin.json). */
 export const CODEX_HOOK_EVENTS: readonly string[] = engramEvents('codex').map(snakeEvent);

@@ -18,22 +18,7 @@ import { embeddingStatus } from '../recall/index.js';
 import { checkClaude, checkCodex } from './agents.js';
 import { installStatus } from './install.js';
 import { checkClaudeMcp, checkCodexMcp, checkMcpStarts } from './mcp.js';
-
-/** One line of `engram doctor`. */
-export interface Check {
-  name: string;
-  /** ok: works; degraded: works with less (and says why); error: broken; skipped: not applicable here. */
-  status: 'ok' | 'degraded' | 'error' | 'skipped';
-  detail: string;
-  /** A command or action that fixes it. */
-  fix?: string;
-}
-
-/** `engram doctor`: every check, and the worst status among them. */
-export interface DoctorReport {
-  status: 'ok' | 'degraded' | 'error';
-  checks: Check[];
-}
+import type { Check, DoctorReport } from './report.js';
 
 const attempt = (name: string, fn: () => Check): Check => {
   try {

@@ -13,7 +13,7 @@ import {
   projectRoot,
   readCodexConfig,
 } from '../registration/index.js';
-import type { Check } from './checks.js';
+import type { Check } from './report.js';
 
 /** How long doctor waits for `engram mcp` to answer initialize and tools/list. */
 const START_TIMEOUT_MS = 15_000;

@@ -1,6 +1,8 @@
-// The index's schema and small SQL helpers shared by the index, lineage, continuation and explain modules.
+// The index's schema, the rows it is built from, and small SQL helpers shared by the index, lineage, continuation
+// and explain modules.
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Database } from '../../core/index.js';
+import type { EventContent } from './_tape-content.js';
 
 /** Bumped whenever a table changes; an index of another version is rebuilt from the tapes (it is derived). */
 export const INDEX_SCHEMA_VERSION = 2;
@@ -122,3 +124,18 @@ export interface SpanNode {
 }
 
 export const nodeKey = (node: SpanNode): string => `${node.tape}:${node.offset}`;
+
+/** One tape's event, its extracted content and the fingerprint set of each part. */
+export interface IndexedEvent {
+  offset: number;
+  content: EventContent;
+  parts: Map<number, Set<bigint>>;
+}
+
+/** The tape row being indexed, as lineage and continuation detection see it. */
+export interface TapeRow {
+  id: number;
+  tape_id: string;
+  cwd: string | null;
+  first_ms: number | null;
+}

@@ -6,9 +6,8 @@
  * @module
  */
 import type { Database } from '../../core/index.js';
-import { hashList, sql } from './_index-sql.js';
+import { hashList, sql, type IndexedEvent, type TapeRow } from './_index-sql.js';
 import type { LoadedTape } from './events.js';
-import type { IndexedEvent, TapeRow } from './evidence-index.js';
 import { fingerprintSet } from './fingerprint.js';
 import { TAPE_TUNING, type FingerprintParams } from './tuning.js';
 

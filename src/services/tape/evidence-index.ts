@@ -9,7 +9,7 @@
 import { existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { EngramError, openDatabase, type Database } from '../../core/index.js';
-import { DEFERRED_INDEX_NAMES, DEFERRED_INDEXES, hashList, INDEX_SCHEMA, INDEX_SCHEMA_VERSION, sql } from './_index-sql.js';
+import { DEFERRED_INDEX_NAMES, DEFERRED_INDEXES, hashList, INDEX_SCHEMA, INDEX_SCHEMA_VERSION, sql, type IndexedEvent, type TapeRow } from './_index-sql.js';
 import { editCallIds, eventContent, firstMs, PART, timeMs, type EventContent } from './_tape-content.js';
 import { detectContinuations, recordBoundary } from './continuation.js';
 import type { LoadedTape } from './events.js';
@@ -32,21 +32,6 @@ export interface OpenIndexOptions {
   profile?: IndexProfile;
   /** @default 5000 */
   busyTimeoutMs?: number;
-}
-
-/** One tape's event, its extracted content and the fingerprint set of each part. */
-export interface IndexedEvent {
-  offset: number;
-  content: EventContent;
-  parts: Map<number, Set<bigint>>;
-}
-
-/** The tape row being indexed, as lineage and continuation detection see it. */
-export interface TapeRow {
-  id: number;
-  tape_id: string;
-  cwd: string | null;
-  first_ms: number | null;
 }
 
 /** What indexing one tape added. */

@@ -7,10 +7,9 @@
  * @module
  */
 import type { Database } from '../../core/index.js';
-import { hashList, sql, type SpanNode } from './_index-sql.js';
+import { hashList, sql, type IndexedEvent, type SpanNode, type TapeRow } from './_index-sql.js';
 import { isDeletion, PART } from './_tape-content.js';
 import type { CodeEditEvent, LineRange, LoadedTape, SpanLinkEvent } from './events.js';
-import type { IndexedEvent, TapeRow } from './evidence-index.js';
 import { jaccard } from './fingerprint.js';
 import { TAPE_TUNING } from './tuning.js';
 
