@@ -7,6 +7,8 @@ import {
   deleteEngram,
   deprecateEngram,
   embedPending,
+  GoExportInSchema,
+  importGoData,
   pinEngram,
   reindexVectors,
   TUNING,
@@ -450,6 +452,39 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
     expect((await engine(store).search({ ...query, environment: { tags: ['cooking'] } })).results.map((hit) => hit.id)).toContain(answer);
     // The default session gathers saves that named none: its members are not each other's context.
     for (const id of [question, answer]) store.engrams.update(id, { session_id: 'manual-save-shop' });
+    expect((await engine(store).search(query)).results.map((hit) => hit.id)).not.toContain(answer);
+  });
+
+  it('takes in the context of a hit among observations imported from the Go engram (their session ids)', async () => {
+    const store = tempStore();
+    const words = 'river lamp orange window garden bicycle piano mountain coffee ticket silver engine candle forest harbour letter mirror pencil rabbit violin tunnel wallet yellow zebra anchor basket camera desert feather guitar helmet island jacket kettle ladder meadow needle ocean parrot quilt rocket saddle tomato umbrella valley walnut'.split(' ');
+    // The store of the test above, the question and its answer brought in by `engram import` of a Go engram export.
+    for (let i = 0; i < 16; i++) addEngram(store, { text: `Maya: ${words[i]} ${words[i + 1]}.`, category: 'chat' });
+    for (let i = 0; i < 100; i++) addEngram(store, { text: `Sam: ${Array.from({ length: 8 }, (_, j) => words[(i * 5 + j * j + j) % words.length]).join(' ')} note${i}.`, category: 'chat' });
+    const exported = {
+      sessions: [{ id: 'chat-1', project: 'pets', started_at: '2026-03-01 09:00:00' }],
+      observations: [
+        { id: 501, session_id: 'chat-1', type: 'conversation', title: 'Turn 1', content: 'Theo: Maya, what breed is your dog?', project: 'pets', created_at: '2026-03-01 09:01:00' },
+        { id: 502, session_id: 'chat-1', type: 'conversation', title: 'Turn 2', content: 'Maya: She is a retired racing greyhound, three years old, and sleeps twenty hours a day on the couch by the window.', project: 'pets', created_at: '2026-03-01 09:02:00' },
+      ],
+      prompts: [],
+    };
+    const data = GoExportInSchema.parse(exported);
+    expect(importGoData(store, data, { actor: 'import' })).toMatchObject({ observations_imported: 2 });
+    const [question, answer] = [501, 502];
+    expect(store.engrams.sessionNeighbours(question, 2)).toEqual({ session: 'chat-1', neighbours: [{ id: answer, distance: 1 }] });
+    const query = { query: "What breed is Maya's dog", explain: true } as const;
+    const bm25 = await engine(store).search({ ...query, mode: 'bm25', topK: 30 });
+    expect(bm25.results.findIndex((hit) => hit.id === answer) + 1).toBeGreaterThan(10);
+    const response = await engine(store).search(query);
+    expect(response.results[0]?.id).toBe(question);
+    expect(response.results.map((hit) => hit.id)).toContain(answer);
+    expect(response.explain?.fusion.confident?.context).toBeGreaterThanOrEqual(1);
+    // Importing it again gives the same rows, and the same answer.
+    expect(importGoData(store, data, { actor: 'import' })).toMatchObject({ observations_imported: 0, unchanged: 2 });
+    expect((await engine(store).search(query)).results.map((hit) => hit.id)).toContain(answer);
+    // Without a session the two observations are not each other's context.
+    store.engrams.update(answer, { session_id: null });
     expect((await engine(store).search(query)).results.map((hit) => hit.id)).not.toContain(answer);
   });
 
