@@ -170,6 +170,13 @@ export const TUNING = {
     minStore: 100,
   },
 
+  // ---- Round 6 (fusion6): experiments, chosen with `node bench/feedback.mjs` on the dev splits; docs/SEARCH.md "Round 6". ----
+  round6: {
+    context: { seeds: 0, bm25Depth: 20, span: 2, places: 0, drop: 'last' as 'last' | 'coverage' | 'anchor' | 'vector' | 'bm25' },
+    pair: { bm25Depth: 20, vectorDepth: 3, weakerThan: 0.5, places: 0, minWeight: 0 },
+    rm3: { docs: 0, power: 1 },
+  },
+
   /**
    * The third list of hybrid search: the candidates of both lists ordered by their vector's similarity to the vector
    * of BM25's best hit. Query and memory are different genres (a question, a lesson or a tool output) and the offline

@@ -413,6 +413,45 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
     }
   });
 
+  it('gives a weak place to a memory BM25 finds just outside its top 10 and the vectors put first, where vectors are trusted (round 6)', async () => {
+    const store = tempStore();
+    const words = 'river lamp orange window garden bicycle piano mountain coffee ticket silver engine candle forest harbour letter mirror pencil rabbit violin tunnel wallet yellow zebra anchor basket camera desert feather guitar helmet island jacket kettle ladder meadow needle ocean parrot quilt rocket saddle tomato umbrella valley walnut'.split(' ').filter((word) => word !== 'kettle');
+    for (let i = 0; i < 100; i++) addEngram(store, { text: `Sam: ${Array.from({ length: 8 }, (_, j) => words[(i * 5 + j * j + j) % words.length]).join(' ')} note${i}.`, category: 'chat' });
+    // Short notes that hold one common query word each: they fill BM25's top 10, hold enough of the query to keep
+    // their places (tuning.ts `confident`), and too little to be more than weak ones.
+    for (let i = 0; i < 4; i++) addEngram(store, { text: `Make a ${words[i]} ${words[i + 4]} list ${i}.`, category: 'chat' });
+    for (let i = 0; i < 11; i++) addEngram(store, { text: `Kettle note ${i}: ${words[i + 10]} ${words[i + 20]}.`, category: 'chat' });
+    const best = addEngram(store, { text: 'Make the kettle whistle: fill it above the line.', category: 'chat' }).engram.id;
+    // The answer holds one query word in a longer text (BM25 ranks it below the short notes) and reads like the
+    // question (the hashing embedder counts the words BM25 leaves out, as a sentence encoder reads them).
+    const answer = addEngram(store, { text: 'How do I get it to do that? I do not know how, said the kettle owner from the village market yesterday evening.', category: 'chat' }).engram.id;
+    const query = { query: 'how do I make the kettle whistle', explain: true } as const;
+    const trusted = { tuning: { ...tuning, weights: { bm25: 1, vector: 1 } } };
+
+    const bm25 = await engine(store).search({ ...query, mode: 'bm25', topK: 30 });
+    const rank = bm25.results.findIndex((hit) => hit.id === answer) + 1;
+    expect(rank).toBeGreaterThan(10);
+    expect(rank).toBeLessThanOrEqual(TUNING.round6.pair.bm25Depth);
+    const vector = await engine(store).search({ ...query, mode: 'vector', topK: 30 });
+    expect(vector.results.findIndex((hit) => hit.id === answer) + 1).toBeLessThanOrEqual(TUNING.round6.pair.vectorDepth);
+
+    const response = await engine(store, trusted).search(query);
+    expect(response.results[0]?.id).toBe(best);
+    expect(response.results.map((hit) => hit.id)).toContain(answer);
+    expect(response.explain?.fusion.confident?.agreed).toBeGreaterThanOrEqual(1);
+    const pair = TUNING.round6.pair as { places: number };
+    const places = pair.places;
+    try {
+      // Without the rule the confident notes keep every place.
+      pair.places = 0;
+      expect((await engine(store, trusted).search(query)).results.map((hit) => hit.id)).not.toContain(answer);
+    } finally {
+      pair.places = places;
+    }
+    // Where the vectors have not earned their weight (round 1's 0.3: conversation turns), it does not apply.
+    expect((await engine(store, { tuning: { ...tuning, weights: { bm25: 1, vector: 0.3 } } }).search(query)).results.map((hit) => hit.id)).not.toContain(answer);
+  });
+
   it('gives a weak place to the reply recorded after the best hit in its session (round 5)', async () => {
     const store = tempStore();
     const words = 'river lamp orange window garden bicycle piano mountain coffee ticket silver engine candle forest harbour letter mirror pencil rabbit violin tunnel wallet yellow zebra anchor basket camera desert feather guitar helmet island jacket kettle ladder meadow needle ocean parrot quilt rocket saddle tomato umbrella valley walnut'.split(' ');
