@@ -1,6 +1,6 @@
-// Round 4 and 5 tuning on the DEV splits only (refused otherwise: services/recall tuningQueryFile): loads each set's stores
-// once per embedder, embeds once, then runs the real engine's hybrid search once per variant (tuning.ts
-// `feedback`, `agreement`, `context`), each in a fresh engine so the store's vector reliability starts from its prior as in bench/quality.mjs.
+// Round 4, 5 and 6 tuning on the DEV splits only (refused otherwise: services/recall tuningQueryFile): loads each set's
+// stores once per embedder, embeds once, then runs the real engine's hybrid search once per variant (tuning.ts
+// `feedback`, `agreement`, `context`, `pair`), each in a fresh engine so the store's vector reliability starts from its prior as in bench/quality.mjs.
 // Prints, per variant, each set × embedder cell's hybrid recall@10 minus the best single signal, and the MRR change
 // against `off` (hybrid before round 5). bench/feedback.mjs bundles and runs it.
 import { createHash } from 'node:crypto';
@@ -36,18 +36,18 @@ interface Variant {
   feedback?: Partial<FeedbackSettings>;
   agreement?: Partial<AgreementSettings>;
   context?: Partial<ContextSettings>;
-  round6?: { context?: Partial<Round6['context']>; pair?: Partial<Round6['pair']>; rm3?: Partial<Round6['rm3']> };
+  pair?: Partial<PairSettings>;
 }
-type Round6 = { context: Mutable<typeof TUNING.round6.context>; pair: Mutable<typeof TUNING.round6.pair>; rm3: Mutable<typeof TUNING.round6.rm3> };
+type PairSettings = Mutable<typeof TUNING.pair>;
 const shipped = {
   feedback: { ...TUNING.feedback } as FeedbackSettings,
   agreement: { ...TUNING.agreement } as AgreementSettings,
   context: { ...TUNING.context } as ContextSettings,
-  round6: { context: { ...TUNING.round6.context }, pair: { ...TUNING.round6.pair }, rm3: { ...TUNING.round6.rm3 } } as Round6,
+  pair: { ...TUNING.pair } as PairSettings,
 };
-/** `off`: hybrid as main has it before round 5 (round 4's feedback and agreement, no context); `round3`: neither. */
-const off: Variant = { context: { enabled: false } };
-const round3: Variant = { feedback: { enabled: false }, agreement: { places: 0 }, context: { enabled: false } };
+/** `off`: hybrid as main had it before round 5 (round 4's feedback and agreement; no context, no pair rule); `round3`: neither. */
+const off: Variant = { context: { enabled: false }, pair: { places: 0 } };
+const round3: Variant = { feedback: { enabled: false }, agreement: { places: 0 }, context: { enabled: false }, pair: { places: 0 } };
 
 /** The variants, by name: overrides of tuning.ts `feedback` and `agreement`. */
 const ALL: Record<string, Variant> = JSON.parse(option('--variants-json', 'null')) ?? {
@@ -77,7 +77,7 @@ const apply = (variant: Variant): void => {
   writable.feedback = { ...shipped.feedback, ...(variant.feedback ?? {}) };
   writable.agreement = { ...shipped.agreement, ...(variant.agreement ?? {}) };
   writable.context = { ...shipped.context, ...(variant.context ?? {}) };
-  writable.round6 = { context: { ...shipped.round6.context, ...(variant.round6?.context ?? {}) }, pair: { ...shipped.round6.pair, ...(variant.round6?.pair ?? {}) }, rm3: { ...shipped.round6.rm3, ...(variant.round6?.rm3 ?? {}) } };
+  writable.pair = { ...shipped.pair, ...(variant.pair ?? {}) };
 };
 
 function choiceOf(name: string): EmbedderChoice {
@@ -101,7 +101,7 @@ const tally = (key: string, judged: Judged): void => {
 };
 
 const tuning = searchTuning(loadSettings(readEnv()).config);
-const writable = TUNING as unknown as { feedback: FeedbackSettings; agreement: AgreementSettings; context: ContextSettings; round6: Round6 };
+const writable = TUNING as unknown as { feedback: FeedbackSettings; agreement: AgreementSettings; context: ContextSettings; pair: PairSettings };
 
 for (const embedderName of embedders) {
   let model: Embedder | null = null;

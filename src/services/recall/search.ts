@@ -396,22 +396,11 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
    * share of a hit's words, summed over the hits, times its IDF) are added to the query with a small weight, and BM25
    * runs again. It finds memories that share words with the answer rather than with the question.
    */
-  const feedbackList = (
-    index: Bm25Index,
-    request: SearchRequest,
-    bm25Ids: readonly number[],
-    vectorIds: readonly number[],
-    accept: (id: number) => boolean,
-    similarities?: ReadonlyMap<number, number>,
-  ): number[] => {
+  const feedbackList = (index: Bm25Index, request: SearchRequest, bm25Ids: readonly number[], vectorIds: readonly number[], accept: (id: number) => boolean): number[] => {
     const settings = TUNING.feedback;
-    const rm3 = TUNING.round6.rm3;
     const nearest = new Set(vectorIds.slice(0, settings.depth));
-    // Round 6 experiment (`rm3`): BM25's first docs, each weighted by its vector similarity to the query (RM3 with the
-    // vectors as the document prior), instead of the hits both lists agree on.
-    const agreed = rm3.docs > 0 ? bm25Ids.slice(0, rm3.docs).filter((id) => (similarities?.get(id) ?? 0) > 0) : bm25Ids.slice(0, settings.depth).filter((id) => !settings.agree || nearest.has(id)).slice(0, settings.docs);
+    const agreed = bm25Ids.slice(0, settings.depth).filter((id) => !settings.agree || nearest.has(id)).slice(0, settings.docs);
     if (agreed.length === 0) return [];
-    const docWeight = (id: number): number => (rm3.docs > 0 ? (similarities?.get(id) ?? 0) ** rm3.power : 1);
     const own = searchTerms(request.query);
     const ownSet = new Set(own);
     const salience = new Map<string, { score: number; docs: number }>();
@@ -420,10 +409,9 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
       if (terms.length === 0) continue;
       const counts = new Map<string, number>();
       for (const term of terms) if (!ownSet.has(term)) counts.set(term, (counts.get(term) ?? 0) + 1);
-      const weight = docWeight(engram.id);
       for (const [term, count] of counts) {
         const entry = salience.get(term) ?? { score: 0, docs: 0 };
-        entry.score += (weight * count) / terms.length;
+        entry.score += count / terms.length;
         entry.docs += 1;
         salience.set(term, entry);
       }
@@ -461,42 +449,28 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
     unlisted: (id: number) => T,
   ): { top: T[]; promoted: number } => {
     const settings = TUNING.context;
-    const extra = TUNING.round6.context;
     const weak = top.filter((entry) => coverage(entry.id) < settings.weakerThan * best && (entry.ranks.vector ?? Infinity) > settings.keepVector);
     if (weak.length === 0) return { top: [...top], promoted: 0 };
     const inTop = new Set(top.map((entry) => entry.id));
-    const byId = new Map(ordered.map((entry) => [entry.id, entry]));
     const scores = new Map<number, number>();
-    top.slice(0, Math.max(settings.seeds, extra.seeds)).forEach((seed, position) => {
+    top.slice(0, settings.seeds).forEach((seed, position) => {
       if (coverage(seed.id) < settings.seedCoverage * best) return;
       const { session, neighbours } = store.engrams.sessionNeighbours(seed.id, settings.span);
       if (session === null || isDefaultSessionId(session)) return;
       for (const { id, distance } of neighbours) {
         if (inTop.has(id) || coverage(id) < settings.coverage * best) continue;
-        // Seeds past the first `seeds` lend only neighbours BM25 found too (words and session agree).
-        if (position >= settings.seeds && ((byId.get(id)?.ranks.bm25 ?? Infinity) > extra.bm25Depth || distance > extra.span)) continue;
         scores.set(id, (scores.get(id) ?? 0) + settings.decay ** (distance - 1) / (options.tuning.rrfK + position + 1));
       }
     });
     if (scores.size === 0) return { top: [...top], promoted: 0 };
+    const byId = new Map(ordered.map((entry) => [entry.id, entry]));
     const chosen = [...scores]
       .sort((a, b) => b[1] - a[1] || a[0] - b[0])
       .filter(([id]) => accept(id))
-      .slice(0, Math.min(settings.places + extra.places, weak.length))
+      .slice(0, Math.min(settings.places, weak.length))
       .map(([id]) => byId.get(id) ?? unlisted(id));
     if (chosen.length === 0) return { top: [...top], promoted: 0 };
-    const worst = (pick: (entry: T) => number): T[] => [...weak].reverse().sort((a, b) => pick(a) - pick(b)).reverse();
-    const losers =
-      extra.drop === 'coverage'
-        ? worst((entry) => coverage(entry.id))
-        : extra.drop === 'anchor'
-          ? worst((entry) => -(entry.ranks.anchor ?? 1e9))
-          : extra.drop === 'vector'
-            ? worst((entry) => -(entry.ranks.vector ?? 1e9))
-            : extra.drop === 'bm25'
-              ? worst((entry) => -(entry.ranks.bm25 ?? 1e9))
-              : weak;
-    const dropped = new Set(losers.slice(-chosen.length).map((entry) => entry.id));
+    const dropped = new Set(weak.slice(-chosen.length).map((entry) => entry.id));
     return { top: [...top.filter((entry) => !dropped.has(entry.id)), ...chosen], promoted: chosen.length };
   };
 
@@ -706,16 +680,17 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
         const coverage = (id: number): number => weightedCoverage(terms, idf, termsOf(id));
         const { agreement, feedback } = TUNING;
         if (agreement.places > 0 && index.docs >= agreement.minStore && confidence.best > 0 && top.some((entry) => coverage(entry.id) < agreement.weakerThan * (confidence as Confidence).best)) {
-          const feedbackIds = feedback.enabled && bm25Index ? feedbackList(bm25Index, request, bm25Ids, vectorIds, accept, similarities) : [];
+          const feedbackIds = feedback.enabled && bm25Index ? feedbackList(bm25Index, request, bm25Ids, vectorIds, accept) : [];
           const anchorIds = lists.find((list) => list.signal === 'anchor')?.ids ?? [];
           const promotion = promoteAgreed(top, ordered, { bm25: bm25Ids, others: [vectorIds, feedbackIds, anchorIds], coverage, best: confidence.best }, { ...agreement, k: options.tuning.rrfK });
           top = promotion.top;
           promoted = promotion.promoted;
         }
-        // Round 6 (experiment): a candidate BM25 and the query's vector both rank high takes a weak place.
-        const pair = TUNING.round6.pair;
-        if (pair.places > 0 && vectorWeight >= pair.minWeight && index.docs >= agreement.minStore && confidence.best > 0) {
-          const promotion = promoteAgreed(top, ordered, { bm25: bm25Ids, others: [vectorIds], coverage, best: confidence.best }, { bm25Depth: pair.bm25Depth, listDepth: pair.vectorDepth, votes: 1, weakerThan: pair.weakerThan, places: pair.places, k: options.tuning.rrfK });
+        // Round 6: a candidate just outside BM25's top k that the query's vector ranks among its first few takes a weak
+        // place, in a store whose vectors earned their full weight (tuning.ts `pair`).
+        const { pair } = TUNING;
+        if (pair.places > 0 && vectorWeight >= pair.minWeight && index.docs >= pair.minStore && confidence.best > 0) {
+          const promotion = promoteAgreed(top, ordered, { bm25: bm25Ids, others: [vectorIds], coverage, best: confidence.best }, { ...pair, listDepth: pair.vectorDepth, votes: 1, k: options.tuning.rrfK });
           top = promotion.top;
           promoted += promotion.promoted;
         }
@@ -777,7 +752,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
                   agreed: promoted,
                   context: contextual,
                   best_coverage: Math.round(confidence.best * 1000) / 1000,
-                  rule: `keep BM25's top-${topK} hits holding ≥ ${TUNING.confident.headCoverage} of the best one's coverage, and the nearest vector hit when it stands out (z ≥ ${TUNING.confident.vectorZ}) and holds ≥ ${TUNING.confident.vectorCoverage}; fusion fills the rest; up to ${TUNING.agreement.places} hit(s) holding < ${TUNING.agreement.weakerThan} of it give their place to a candidate in BM25's top ${TUNING.agreement.bm25Depth} that ${TUNING.agreement.votes} of the vector, feedback and anchor lists rank in their top ${TUNING.agreement.listDepth}; then up to ${TUNING.context.places} hit(s) holding < ${TUNING.context.weakerThan} of it that the vector list does not rank in its top ${TUNING.context.keepVector} give their place to a session neighbour (within ${TUNING.context.span}) of the first ${TUNING.context.seeds} results that holds ≥ ${TUNING.context.coverage} of it`,
+                  rule: `keep BM25's top-${topK} hits holding ≥ ${TUNING.confident.headCoverage} of the best one's coverage, and the nearest vector hit when it stands out (z ≥ ${TUNING.confident.vectorZ}) and holds ≥ ${TUNING.confident.vectorCoverage}; fusion fills the rest; up to ${TUNING.agreement.places} hit(s) holding < ${TUNING.agreement.weakerThan} of it give their place to a candidate in BM25's top ${TUNING.agreement.bm25Depth} that ${TUNING.agreement.votes} of the vector, feedback and anchor lists rank in their top ${TUNING.agreement.listDepth}; where vectors weigh ≥ ${TUNING.pair.minWeight}, up to ${TUNING.pair.places} more to one in BM25's top ${TUNING.pair.bm25Depth} and the vector list's top ${TUNING.pair.vectorDepth}; then up to ${TUNING.context.places} hit(s) holding < ${TUNING.context.weakerThan} of it that the vector list does not rank in its top ${TUNING.context.keepVector} give their place to a session neighbour (within ${TUNING.context.span}) of the first ${TUNING.context.seeds} results that holds ≥ ${TUNING.context.coverage} of it`,
                 }
               : null,
           },

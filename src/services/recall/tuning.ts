@@ -170,12 +170,28 @@ export const TUNING = {
     minStore: 100,
   },
 
-  // ---- Round 6 (fusion6): experiments, chosen with `node bench/feedback.mjs` on the dev splits; docs/SEARCH.md "Round 6". ----
-  round6: {
-    context: { seeds: 0, bm25Depth: 20, span: 2, places: 0, drop: 'last' as 'last' | 'coverage' | 'anchor' | 'vector' | 'bm25' },
-    pair: { bm25Depth: 20, vectorDepth: 3, weakerThan: 0.5, places: 0, minWeight: 0 },
-    rm3: { docs: 0, power: 1 },
-  },
+  // ---- Round 6 (fusion6): two signals agreeing closely where the vectors are trusted. Chosen with `node
+  // bench/feedback.mjs` on the dev splits (the real engine once per variant); docs/SEARCH.md "Round 6". ----
+  /**
+   * A candidate within BM25's first `bm25Depth` that the query's vector ranks within its first `vectorDepth` takes the
+   * place of the lowest top-k hit holding under `weakerThan` of the best top-k hit's coverage (fusion.ts promoteAgreed
+   * with the vector list as the one vote; at most `places`; it goes last), in stores of ≥ `minStore` engrams and only
+   * while the store's vectors weigh at least `minWeight` — the weight `reliability` earns (1.0: the vectors rank
+   * BM25's best hit as high as in the lesson stores; a configured `search.vector_weight` counts as earned). Where the
+   * vectors read the store well, a lesson BM25 ranks 11–20 that the vectors put in their first three is better evidence
+   * than a top-10 hit holding under half the query; where they read it poorly (conversation turns, the distilled
+   * models on dialogue: weight 0.3–0.7) the same rule displaced right answers — round 4's two-vote rule lost on those
+   * test splits for this reason, and here without the gate (or at 0.6 / 0.7) conversations / static-use-256 lost 0.009
+   * / 0.004 on dev.
+   * Dev splits, hybrid recall@10 − best single signal (12 cells; main worst +0.010, mean +0.037, 12 / 12 ≥ +0.01):
+   * this, worst +0.013, mean +0.038 — lessons / USE lite +0.010 → +0.013 (the thinnest dev margin), lessons /
+   * static-use-256 +0.017 → +0.022, every other cell and every MRR equal or higher (+0.001). Neighbours: BM25 depth
+   * 22 / 25 the same (25 with `minWeight` 0.8 also eval / ctx-use-256 +0.013), 15 and 30 lose a lesson cell (−0.003);
+   * vector depth 2 the same, 4 / 5 lose lessons / ctx-use-256 (−0.003); `weakerThan` 0.4 / 0.6 gain less; two places
+   * lose lessons / ctx-use-256 (−0.003); `minWeight` 0.8 / 0.95 the same on the lesson sets (0.8 is closer to where the
+   * conversation stores start to lose).
+   */
+  pair: { bm25Depth: 20, vectorDepth: 3, weakerThan: 0.5, places: 1, minWeight: 1.0, minStore: 100 },
 
   /**
    * The third list of hybrid search: the candidates of both lists ordered by their vector's similarity to the vector

@@ -425,21 +425,23 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
     // The answer holds one query word in a longer text (BM25 ranks it below the short notes) and reads like the
     // question (the hashing embedder counts the words BM25 leaves out, as a sentence encoder reads them).
     const answer = addEngram(store, { text: 'How do I get it to do that? I do not know how, said the kettle owner from the village market yesterday evening.', category: 'chat' }).engram.id;
+    // Review parks notes that read as contradicting each other; this store is searched as one whose queue was cleared.
+    for (const engram of store.engrams.list({ statuses: ['pending'], limit: 1000 }).engrams) store.engrams.update(engram.id, { status: 'active', status_reason: null });
     const query = { query: 'how do I make the kettle whistle', explain: true } as const;
     const trusted = { tuning: { ...tuning, weights: { bm25: 1, vector: 1 } } };
 
     const bm25 = await engine(store).search({ ...query, mode: 'bm25', topK: 30 });
     const rank = bm25.results.findIndex((hit) => hit.id === answer) + 1;
     expect(rank).toBeGreaterThan(10);
-    expect(rank).toBeLessThanOrEqual(TUNING.round6.pair.bm25Depth);
+    expect(rank).toBeLessThanOrEqual(TUNING.pair.bm25Depth);
     const vector = await engine(store).search({ ...query, mode: 'vector', topK: 30 });
-    expect(vector.results.findIndex((hit) => hit.id === answer) + 1).toBeLessThanOrEqual(TUNING.round6.pair.vectorDepth);
+    expect(vector.results.findIndex((hit) => hit.id === answer) + 1).toBeLessThanOrEqual(TUNING.pair.vectorDepth);
 
     const response = await engine(store, trusted).search(query);
     expect(response.results[0]?.id).toBe(best);
     expect(response.results.map((hit) => hit.id)).toContain(answer);
     expect(response.explain?.fusion.confident?.agreed).toBeGreaterThanOrEqual(1);
-    const pair = TUNING.round6.pair as { places: number };
+    const pair = TUNING.pair as { places: number };
     const places = pair.places;
     try {
       // Without the rule the confident notes keep every place.
