@@ -689,9 +689,8 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
         // Round 6: a candidate just outside BM25's top k that the query's vector ranks among its first few takes a weak
         // place, in a store whose vectors earned their full weight (tuning.ts `pair`).
         const { pair } = TUNING;
-        const pairVotes = vectorWeight >= pair.minWeight ? vectorIds : standOut.filter((hit) => hit.z >= (pair as { z?: number }).z!).map((hit) => hit.id);
-        if (pair.places > 0 && pairVotes.length > 0 && index.docs >= pair.minStore && confidence.best > 0) {
-          const promotion = promoteAgreed(top, ordered, { bm25: bm25Ids, others: [pairVotes], coverage, best: confidence.best }, { ...pair, listDepth: pair.vectorDepth, votes: 1, k: options.tuning.rrfK });
+        if (pair.places > 0 && vectorWeight >= pair.minWeight && index.docs >= pair.minStore && confidence.best > 0) {
+          const promotion = promoteAgreed(top, ordered, { bm25: bm25Ids, others: [vectorIds], coverage, best: confidence.best }, { ...pair, listDepth: pair.vectorDepth, votes: 1, k: options.tuning.rrfK });
           top = promotion.top;
           promoted += promotion.promoted;
         }

@@ -191,7 +191,7 @@ export const TUNING = {
    * lose lessons / ctx-use-256 (−0.003); `minWeight` 0.8 / 0.95 the same on the lesson sets (0.8 is closer to where the
    * conversation stores start to lose).
    */
-  pair: { bm25Depth: 20, vectorDepth: 3, weakerThan: 0.5, places: 1, minWeight: 1.0, minStore: 100, z: Infinity as number },
+  pair: { bm25Depth: 20, vectorDepth: 3, weakerThan: 0.5, places: 1, minWeight: 1.0, minStore: 100 },
 
   /**
    * The third list of hybrid search: the candidates of both lists ordered by their vector's similarity to the vector
