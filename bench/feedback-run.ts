@@ -37,7 +37,6 @@ interface Variant {
   agreement?: Partial<AgreementSettings>;
   context?: Partial<ContextSettings>;
   pair?: Partial<PairSettings>;
-  contextMore?: Record<string, number>;
 }
 type PairSettings = Mutable<typeof TUNING.pair>;
 const shipped = {
@@ -45,7 +44,6 @@ const shipped = {
   agreement: { ...TUNING.agreement } as AgreementSettings,
   context: { ...TUNING.context } as ContextSettings,
   pair: { ...TUNING.pair } as PairSettings,
-  contextMore: { ...(TUNING as unknown as { contextMore: Record<string, number> }).contextMore },
 };
 /** `off`: hybrid as main had it before round 5 (round 4's feedback and agreement; no context, no pair rule); `round3`: neither. */
 const off: Variant = { context: { enabled: false }, pair: { places: 0 } };
@@ -80,7 +78,6 @@ const apply = (variant: Variant): void => {
   writable.agreement = { ...shipped.agreement, ...(variant.agreement ?? {}) };
   writable.context = { ...shipped.context, ...(variant.context ?? {}) };
   writable.pair = { ...shipped.pair, ...(variant.pair ?? {}) };
-  (writable as unknown as { contextMore: Record<string, number> }).contextMore = { ...shipped.contextMore, ...(variant.contextMore ?? {}) };
 };
 
 function choiceOf(name: string): EmbedderChoice {

@@ -447,23 +447,18 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
     /** Passes the gates and is not one the learning loop judged unwanted here (what fusion's adjustments remove). */
     accept: (id: number) => boolean,
     unlisted: (id: number) => T,
-    trust: number,
   ): { top: T[]; promoted: number } => {
     const settings = TUNING.context;
-    const extra = (TUNING as unknown as { contextMore: { seeds: number; bm25Depth: number; span: number; below: number } }).contextMore;
-    const seeds = trust < extra.below ? Math.max(settings.seeds, extra.seeds) : settings.seeds;
     const weak = top.filter((entry) => coverage(entry.id) < settings.weakerThan * best && (entry.ranks.vector ?? Infinity) > settings.keepVector);
     if (weak.length === 0) return { top: [...top], promoted: 0 };
     const inTop = new Set(top.map((entry) => entry.id));
-    const listed = new Map(ordered.map((entry) => [entry.id, entry]));
     const scores = new Map<number, number>();
-    top.slice(0, seeds).forEach((seed, position) => {
+    top.slice(0, settings.seeds).forEach((seed, position) => {
       if (coverage(seed.id) < settings.seedCoverage * best) return;
       const { session, neighbours } = store.engrams.sessionNeighbours(seed.id, settings.span);
       if (session === null || isDefaultSessionId(session)) return;
       for (const { id, distance } of neighbours) {
         if (inTop.has(id) || coverage(id) < settings.coverage * best) continue;
-        if (position >= settings.seeds && ((listed.get(id)?.ranks.bm25 ?? Infinity) > extra.bm25Depth || distance > extra.span)) continue;
         scores.set(id, (scores.get(id) ?? 0) + settings.decay ** (distance - 1) / (options.tuning.rrfK + position + 1));
       }
     });
@@ -708,7 +703,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
             score: 0,
             ranks: { bm25: null, vector: null, anchor: null },
             adjustments: { fused: 0, tag_relevance: null, pinned: 1, recency: 1 },
-          }), vectorWeight);
+          }));
           top = context.top;
           contextual = context.promoted;
         }

@@ -199,7 +199,6 @@ export const TUNING = {
    * at +0.010 (its engine reaches 1.0 at other queries than bench/feedback.mjs's).
    */
   pair: { bm25Depth: 20, vectorDepth: 3, weakerThan: 0.5, places: 1, minWeight: 1.0, minStore: 100 },
-  contextMore: { seeds: 0, bm25Depth: 20, span: 2, below: 1 },
 
   /**
    * The third list of hybrid search: the candidates of both lists ordered by their vector's similarity to the vector
