@@ -1,10 +1,10 @@
-// Round 4 and 5 tuning on the DEV splits only (refused otherwise: services/recall tuningQueryFile): loads each set's stores
-// once per embedder, embeds once, then runs the real engine's hybrid search once per variant (tuning.ts
-// `feedback`, `agreement`, `context`), each in a fresh engine so the store's vector reliability starts from its prior as in bench/quality.mjs.
+// Round 4, 5 and 6 tuning on the DEV splits only (refused otherwise: services/recall tuningQueryFile): loads each set's
+// stores once per embedder, embeds once, then runs the real engine's hybrid search once per variant (tuning.ts
+// `feedback`, `agreement`, `context`, `pair`), each in a fresh engine so the store's vector reliability starts from its prior as in bench/quality.mjs.
 // Prints, per variant, each set × embedder cell's hybrid recall@10 minus the best single signal, and the MRR change
 // against `off` (hybrid before round 5). bench/feedback.mjs bundles and runs it.
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { embeddingText, loadEmbedder, loadSettings, openStore, readEnv, type Embedder, type EmbedderChoice } from '../src/core/index.js';
@@ -25,6 +25,7 @@ import { tuningOptions } from './_tuning-options.js';
 
 const { args, option, root, split, sets, embedders, modelDir } = tuningOptions();
 const K = 10;
+const dumpFile = option('--dump', '');
 
 
 type Mutable<T> = { -readonly [key in keyof T]: T[key] extends boolean ? boolean : T[key] extends number ? number : T[key] };
@@ -35,11 +36,18 @@ interface Variant {
   feedback?: Partial<FeedbackSettings>;
   agreement?: Partial<AgreementSettings>;
   context?: Partial<ContextSettings>;
+  pair?: Partial<PairSettings>;
 }
-const shipped = { feedback: { ...TUNING.feedback } as FeedbackSettings, agreement: { ...TUNING.agreement } as AgreementSettings, context: { ...TUNING.context } as ContextSettings };
-/** `off`: hybrid as main has it before round 5 (round 4's feedback and agreement, no context); `round3`: neither. */
-const off: Variant = { context: { enabled: false } };
-const round3: Variant = { feedback: { enabled: false }, agreement: { places: 0 }, context: { enabled: false } };
+type PairSettings = Mutable<typeof TUNING.pair>;
+const shipped = {
+  feedback: { ...TUNING.feedback } as FeedbackSettings,
+  agreement: { ...TUNING.agreement } as AgreementSettings,
+  context: { ...TUNING.context } as ContextSettings,
+  pair: { ...TUNING.pair } as PairSettings,
+};
+/** `off`: hybrid as main had it before round 5 (round 4's feedback and agreement; no context, no pair rule); `round3`: neither. */
+const off: Variant = { context: { enabled: false }, pair: { places: 0 } };
+const round3: Variant = { feedback: { enabled: false }, agreement: { places: 0 }, context: { enabled: false }, pair: { places: 0 } };
 
 /** The variants, by name: overrides of tuning.ts `feedback` and `agreement`. */
 const ALL: Record<string, Variant> = JSON.parse(option('--variants-json', 'null')) ?? {
@@ -69,6 +77,7 @@ const apply = (variant: Variant): void => {
   writable.feedback = { ...shipped.feedback, ...(variant.feedback ?? {}) };
   writable.agreement = { ...shipped.agreement, ...(variant.agreement ?? {}) };
   writable.context = { ...shipped.context, ...(variant.context ?? {}) };
+  writable.pair = { ...shipped.pair, ...(variant.pair ?? {}) };
 };
 
 function choiceOf(name: string): EmbedderChoice {
@@ -92,7 +101,7 @@ const tally = (key: string, judged: Judged): void => {
 };
 
 const tuning = searchTuning(loadSettings(readEnv()).config);
-const writable = TUNING as unknown as { feedback: FeedbackSettings; agreement: AgreementSettings; context: ContextSettings };
+const writable = TUNING as unknown as { feedback: FeedbackSettings; agreement: AgreementSettings; context: ContextSettings; pair: PairSettings };
 
 for (const embedderName of embedders) {
   let model: Embedder | null = null;
@@ -153,6 +162,29 @@ for (const embedderName of embedders) {
             tally(`${embedderName}|${set}|${label}`, scoreRanking(response.results, query.relevant, (id) => memoryIdsOf.get(id) ?? []));
           }
         };
+        // `--dump FILE`: per dev query, BM25's and the vector list's top 50 and each variant's top 10 with ranks (and the
+        // memory ids of each engram), one JSON line per query and cell, to study what hybrid drops (round 6).
+        if (dumpFile) {
+          const engine = createSearchEngine(store, { embedder: null, loadedEmbedder: loaded, tuning });
+          // One engine per variant across the queries, as `run` has: the store's vector reliability evolves the same way.
+          const hybridEngines = new Map(chosen.map((name) => [name, createSearchEngine(store, { embedder: null, loadedEmbedder: loaded, tuning })]));
+          const ofIds = (results: ReadonlyArray<{ id: number }>): Array<[number, string[]]> => results.map((hit) => [hit.id, memoryIdsOf.get(hit.id) ?? []]);
+          for (const query of part.queries) {
+            if (query.relevant.length === 0) continue;
+            const vector = vectors.get(query.q);
+            const base = { abstain: false, query: query.q, topK: 50, ...(vector ? { queryVector: vector } : {}), ...(query.group && !files.storePerGroup ? { scope: { project: query.group, includePersonal: false } } : {}) };
+            apply(off);
+            const bm25 = await engine.search({ ...base, mode: 'bm25' });
+            const vec = await engine.search({ ...base, mode: 'vector' });
+            const hybrids: Record<string, unknown> = {};
+            for (const name of chosen) {
+              apply(name === 'off' ? off : (ALL[name] ?? {}));
+              const hybrid = await (hybridEngines.get(name) as ReturnType<typeof createSearchEngine>).search({ ...base, topK: K, mode: 'hybrid', explain: true });
+              hybrids[name] = hybrid.results.map((hit) => ({ id: hit.id, ranks: hit.ranks, m: memoryIdsOf.get(hit.id) ?? [] }));
+            }
+            appendFileSync(dumpFile, `${JSON.stringify({ cell: `${set}/${embedderName}`, q: query.q, relevant: query.relevant, bm25: ofIds(bm25.results), vector: vec.results.map((hit) => [hit.id, memoryIdsOf.get(hit.id) ?? [], hit.signals.vector]), hybrid: hybrids })}\n`);
+          }
+        }
         apply(off);
         await run('bm25', 'bm25');
         await run('vector', 'vector');

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-// Round 4 and 5 tuning on the dev splits (never test: refused in code): feedback, agreement and context variants.
-// See bench/feedback-run.ts.
+// Round 4–6 tuning on the dev splits (never test: refused in code): feedback, agreement, context and pair variants.
+// See bench/feedback-run.ts. `--dump FILE`: per dev query, BM25's and the vector list's top 50 and each variant's top 10.
 //
-//   node bench/feedback.mjs [--sets …] [--embedders …] [--variants-json '{"name":{"context":{…overrides}}}'] [--singles]
-//                           [--one-session file|shuffled] [--shuffle]
+//   node bench/feedback.mjs [--sets …] [--embedders …] [--variants-json '{"name":{"pair":{…overrides}}}'] [--singles]
+//                           [--one-session file|shuffled] [--shuffle] [--dump FILE]
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { bundleEntry } from '../scripts/bundle.mjs';

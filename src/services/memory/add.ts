@@ -163,6 +163,18 @@ export function insertReviewed(
 }
 
 /**
+ * The session a new engram was recorded in, from the sessions it was learned from: the first. A lesson the learning
+ * loop extracts is created with the one session it came from (services/learn `extractSession`), and a session that
+ * teaches it again is appended to `source_sessions` without a new row, so the first is where the row was written —
+ * its id sits among that session's records, which is what recall's context step and the timeline read
+ * (`engrams.sessionNeighbours`). Later sessions are not claimed: the row was not recorded there. None named: none
+ * (hand-written lessons and saves have no session; the Go engram's observations set `session_id` themselves).
+ */
+export function recordedIn(sourceSessions: readonly string[]): string | null {
+  return sourceSessions[0] ?? null;
+}
+
+/**
  * Stores the prepared draft inside an open write transaction: topic upsert first (same topic key → revise in
  * place), then exact-duplicate detection on the normalised content hash, then insert with the status review gives it
  * (services/governance `admit`): tier, conflicts with active engrams, who learned it. The caller writes the audit
@@ -218,6 +230,7 @@ export function storeDraft(
     context,
     {
       ...fields,
+      session_id: recordedIn(draft.source_sessions),
       auto_pinned: false,
       ...freshRowCounters(at),
     },

@@ -686,6 +686,14 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
           top = promotion.top;
           promoted = promotion.promoted;
         }
+        // Round 6: a candidate just outside BM25's top k that the query's vector ranks among its first few takes a weak
+        // place, in a store whose vectors earned their full weight (tuning.ts `pair`).
+        const { pair } = TUNING;
+        if (pair.places > 0 && vectorWeight >= pair.minWeight && index.docs >= pair.minStore && confidence.best > 0) {
+          const promotion = promoteAgreed(top, ordered, { bm25: bm25Ids, others: [vectorIds], coverage, best: confidence.best }, { ...pair, listDepth: pair.vectorDepth, votes: 1, k: options.tuning.rrfK });
+          top = promotion.top;
+          promoted += promotion.promoted;
+        }
         // Round 5: the memories recorded next to the strongest hits in their session take weak places (tuning.ts
         // `context`): in a conversation the evidence often sits in the turn before or after the one the words found.
         if (TUNING.context.enabled && TUNING.context.places > 0 && index.docs >= TUNING.context.minStore && confidence.best > 0) {
@@ -744,7 +752,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
                   agreed: promoted,
                   context: contextual,
                   best_coverage: Math.round(confidence.best * 1000) / 1000,
-                  rule: `keep BM25's top-${topK} hits holding ≥ ${TUNING.confident.headCoverage} of the best one's coverage, and the nearest vector hit when it stands out (z ≥ ${TUNING.confident.vectorZ}) and holds ≥ ${TUNING.confident.vectorCoverage}; fusion fills the rest; up to ${TUNING.agreement.places} hit(s) holding < ${TUNING.agreement.weakerThan} of it give their place to a candidate in BM25's top ${TUNING.agreement.bm25Depth} that ${TUNING.agreement.votes} of the vector, feedback and anchor lists rank in their top ${TUNING.agreement.listDepth}; then up to ${TUNING.context.places} hit(s) holding < ${TUNING.context.weakerThan} of it that the vector list does not rank in its top ${TUNING.context.keepVector} give their place to a session neighbour (within ${TUNING.context.span}) of the first ${TUNING.context.seeds} results that holds ≥ ${TUNING.context.coverage} of it`,
+                  rule: `keep BM25's top-${topK} hits holding ≥ ${TUNING.confident.headCoverage} of the best one's coverage, and the nearest vector hit when it stands out (z ≥ ${TUNING.confident.vectorZ}) and holds ≥ ${TUNING.confident.vectorCoverage}; fusion fills the rest; up to ${TUNING.agreement.places} hit(s) holding < ${TUNING.agreement.weakerThan} of it give their place to a candidate in BM25's top ${TUNING.agreement.bm25Depth} that ${TUNING.agreement.votes} of the vector, feedback and anchor lists rank in their top ${TUNING.agreement.listDepth}; where vectors weigh ≥ ${TUNING.pair.minWeight}, up to ${TUNING.pair.places} more to one in BM25's top ${TUNING.pair.bm25Depth} and the vector list's top ${TUNING.pair.vectorDepth}; then up to ${TUNING.context.places} hit(s) holding < ${TUNING.context.weakerThan} of it that the vector list does not rank in its top ${TUNING.context.keepVector} give their place to a session neighbour (within ${TUNING.context.span}) of the first ${TUNING.context.seeds} results that holds ≥ ${TUNING.context.coverage} of it`,
                 }
               : null,
           },

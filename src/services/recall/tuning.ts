@@ -170,6 +170,36 @@ export const TUNING = {
     minStore: 100,
   },
 
+  // ---- Round 6 (fusion6): two signals agreeing closely where the vectors are trusted. Chosen with `node
+  // bench/feedback.mjs` on the dev splits (the real engine once per variant); docs/SEARCH.md "Round 6". ----
+  /**
+   * A candidate within BM25's first `bm25Depth` that the query's vector ranks within its first `vectorDepth` takes the
+   * place of the lowest top-k hit holding under `weakerThan` of the best top-k hit's coverage (fusion.ts promoteAgreed
+   * with the vector list as the one vote; at most `places`; it goes last), in stores of ≥ `minStore` engrams and only
+   * while the store's vectors weigh at least `minWeight` — the weight `reliability` earns (1.0: the vectors rank
+   * BM25's best hit as high as in the lesson stores; a configured `search.vector_weight` counts as earned). Where the
+   * vectors read the store well, a lesson BM25 ranks 11–20 that the vectors put in their first three is better evidence
+   * than a top-10 hit holding under half the query; where they read it poorly (conversation turns, the distilled
+   * models on dialogue: weight 0.3–0.7) the same rule displaced right answers — round 4's two-vote rule lost on those
+   * test splits for this reason, and here without the gate (or at 0.6 / 0.7) conversations / static-use-256 lost 0.009
+   * / 0.004 on dev.
+   * Dev splits, hybrid recall@10 − best single signal (12 cells; main worst +0.010, mean +0.037, 12 / 12 ≥ +0.01):
+   * this, worst +0.013, mean +0.038 — lessons / USE lite +0.010 → +0.013 (the thinnest dev margin), lessons /
+   * static-use-256 +0.017 → +0.022, every other cell and every MRR equal or higher (+0.001). Neighbours: BM25 depth
+   * 22 / 25 the same (25 with `minWeight` 0.8 also eval / ctx-use-256 +0.013), 15 and 30 lose a lesson cell (−0.003);
+   * vector depth 2 the same, 4 / 5 lose lessons / ctx-use-256 (−0.003); `weakerThan` 0.4 / 0.6 gain less; two places
+   * lose lessons / ctx-use-256 (−0.003); `minWeight` 0.8 / 0.95 the same on the lesson sets (0.8 is closer to where the
+   * conversation stores start to lose). Also measured and not adopted: the rule in any store for a vector hit that
+   * stands out (z ≥ 2–3: conversations −0.001…−0.005), RM3 votes from BM25's top hits weighted by vector similarity,
+   * and other choices of which weak hit gives way to the context step (docs/SEARCH.md, Round 6).
+   * Test splits, read once after tuning (bench/quality.mjs): 20 → 22 of 24 cells ≥ +0.01, none below the best single
+   * signal; lessons / USE lite 0.893 → 0.903 (+0.015), lessons / ctx-use-256 0.888 → 0.898 (+0.010), dialogue / USE
+   * lite 0.729 → 0.731, MRR +0.001 in those; conversations / test unchanged (+0.004, +0.009: not met — their stores
+   * never earn the weight). The gate reads the running estimate: in bench/quality.mjs lessons / dev / USE lite stays
+   * at +0.010 (its engine reaches 1.0 at other queries than bench/feedback.mjs's).
+   */
+  pair: { bm25Depth: 20, vectorDepth: 3, weakerThan: 0.5, places: 1, minWeight: 1.0, minStore: 100 },
+
   /**
    * The third list of hybrid search: the candidates of both lists ordered by their vector's similarity to the vector
    * of BM25's best hit. Query and memory are different genres (a question, a lesson or a tool output) and the offline

@@ -179,6 +179,14 @@ describe('extraction on the real transcripts', () => {
       tags: ['claude-code', 'docs'],
     });
     expect(engrams[2]).toMatchObject({ project: 'ghq', category: 'frontend/css', source_sessions: ['cb947e5b-246e-4253-a953-631f7e464c6b'] });
+    // Each lesson is recorded in the session it was first learned from (recall's context step reads session_id); a
+    // session that taught it again adds to source_sessions, not a new place in that session's record.
+    expect(engrams.map((engram) => engram.session_id)).toEqual([
+      'f62cb199-5524-4dac-8011-3b74b972172a',
+      '1af7fc5e-8455-4414-9ccd-011d40f70b2a',
+      'cb947e5b-246e-4253-a953-631f7e464c6b',
+    ]);
+    expect(store.engrams.sessionNeighbours(1, 2)).toEqual({ session: 'f62cb199-5524-4dac-8011-3b74b972172a', neighbours: [] });
 
     // The prompt carried the cleaned conversation, never our own injected blocks.
     const first = server.requests[0]?.body.messages;

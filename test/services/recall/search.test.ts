@@ -7,6 +7,8 @@ import {
   deleteEngram,
   deprecateEngram,
   embedPending,
+  GoExportInSchema,
+  importGoData,
   pinEngram,
   reindexVectors,
   TUNING,
@@ -411,6 +413,47 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
     }
   });
 
+  it('gives a weak place to a memory BM25 finds just outside its top 10 and the vectors put first, where vectors are trusted (round 6)', async () => {
+    const store = tempStore();
+    const words = 'river lamp orange window garden bicycle piano mountain coffee ticket silver engine candle forest harbour letter mirror pencil rabbit violin tunnel wallet yellow zebra anchor basket camera desert feather guitar helmet island jacket kettle ladder meadow needle ocean parrot quilt rocket saddle tomato umbrella valley walnut'.split(' ').filter((word) => word !== 'kettle');
+    for (let i = 0; i < 100; i++) addEngram(store, { text: `Sam: ${Array.from({ length: 8 }, (_, j) => words[(i * 5 + j * j + j) % words.length]).join(' ')} note${i}.`, category: 'chat' });
+    // Short notes that hold one common query word each: they fill BM25's top 10, hold enough of the query to keep
+    // their places (tuning.ts `confident`), and too little to be more than weak ones.
+    for (let i = 0; i < 4; i++) addEngram(store, { text: `Make a ${words[i]} ${words[i + 4]} list ${i}.`, category: 'chat' });
+    for (let i = 0; i < 11; i++) addEngram(store, { text: `Kettle note ${i}: ${words[i + 10]} ${words[i + 20]}.`, category: 'chat' });
+    const best = addEngram(store, { text: 'Make the kettle whistle: fill it above the line.', category: 'chat' }).engram.id;
+    // The answer holds one query word in a longer text (BM25 ranks it below the short notes) and reads like the
+    // question (the hashing embedder counts the words BM25 leaves out, as a sentence encoder reads them).
+    const answer = addEngram(store, { text: 'How do I get it to do that? I do not know how, said the kettle owner from the village market yesterday evening.', category: 'chat' }).engram.id;
+    // Review parks notes that read as contradicting each other; this store is searched as one whose queue was cleared.
+    for (const engram of store.engrams.list({ statuses: ['pending'], limit: 1000 }).engrams) store.engrams.update(engram.id, { status: 'active', status_reason: null });
+    const query = { query: 'how do I make the kettle whistle', explain: true } as const;
+    const trusted = { tuning: { ...tuning, weights: { bm25: 1, vector: 1 } } };
+
+    const bm25 = await engine(store).search({ ...query, mode: 'bm25', topK: 30 });
+    const rank = bm25.results.findIndex((hit) => hit.id === answer) + 1;
+    expect(rank).toBeGreaterThan(10);
+    expect(rank).toBeLessThanOrEqual(TUNING.pair.bm25Depth);
+    const vector = await engine(store).search({ ...query, mode: 'vector', topK: 30 });
+    expect(vector.results.findIndex((hit) => hit.id === answer) + 1).toBeLessThanOrEqual(TUNING.pair.vectorDepth);
+
+    const response = await engine(store, trusted).search(query);
+    expect(response.results[0]?.id).toBe(best);
+    expect(response.results.map((hit) => hit.id)).toContain(answer);
+    expect(response.explain?.fusion.confident?.agreed).toBeGreaterThanOrEqual(1);
+    const pair = TUNING.pair as { places: number };
+    const places = pair.places;
+    try {
+      // Without the rule the confident notes keep every place.
+      pair.places = 0;
+      expect((await engine(store, trusted).search(query)).results.map((hit) => hit.id)).not.toContain(answer);
+    } finally {
+      pair.places = places;
+    }
+    // Where the vectors have not earned their weight (round 1's 0.3: conversation turns), it does not apply.
+    expect((await engine(store, { tuning: { ...tuning, weights: { bm25: 1, vector: 0.3 } } }).search(query)).results.map((hit) => hit.id)).not.toContain(answer);
+  });
+
   it('gives a weak place to the reply recorded after the best hit in its session (round 5)', async () => {
     const store = tempStore();
     const words = 'river lamp orange window garden bicycle piano mountain coffee ticket silver engine candle forest harbour letter mirror pencil rabbit violin tunnel wallet yellow zebra anchor basket camera desert feather guitar helmet island jacket kettle ladder meadow needle ocean parrot quilt rocket saddle tomato umbrella valley walnut'.split(' ');
@@ -450,6 +493,39 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
     expect((await engine(store).search({ ...query, environment: { tags: ['cooking'] } })).results.map((hit) => hit.id)).toContain(answer);
     // The default session gathers saves that named none: its members are not each other's context.
     for (const id of [question, answer]) store.engrams.update(id, { session_id: 'manual-save-shop' });
+    expect((await engine(store).search(query)).results.map((hit) => hit.id)).not.toContain(answer);
+  });
+
+  it('takes in the context of a hit among observations imported from the Go engram (their session ids)', async () => {
+    const store = tempStore();
+    const words = 'river lamp orange window garden bicycle piano mountain coffee ticket silver engine candle forest harbour letter mirror pencil rabbit violin tunnel wallet yellow zebra anchor basket camera desert feather guitar helmet island jacket kettle ladder meadow needle ocean parrot quilt rocket saddle tomato umbrella valley walnut'.split(' ');
+    // The store of the test above, the question and its answer brought in by `engram import` of a Go engram export.
+    for (let i = 0; i < 16; i++) addEngram(store, { text: `Maya: ${words[i]} ${words[i + 1]}.`, category: 'chat' });
+    for (let i = 0; i < 100; i++) addEngram(store, { text: `Sam: ${Array.from({ length: 8 }, (_, j) => words[(i * 5 + j * j + j) % words.length]).join(' ')} note${i}.`, category: 'chat' });
+    const exported = {
+      sessions: [{ id: 'chat-1', project: 'pets', started_at: '2026-03-01 09:00:00' }],
+      observations: [
+        { id: 501, session_id: 'chat-1', type: 'conversation', title: 'Turn 1', content: 'Theo: Maya, what breed is your dog?', project: 'pets', created_at: '2026-03-01 09:01:00' },
+        { id: 502, session_id: 'chat-1', type: 'conversation', title: 'Turn 2', content: 'Maya: She is a retired racing greyhound, three years old, and sleeps twenty hours a day on the couch by the window.', project: 'pets', created_at: '2026-03-01 09:02:00' },
+      ],
+      prompts: [],
+    };
+    const data = GoExportInSchema.parse(exported);
+    expect(importGoData(store, data, { actor: 'import' })).toMatchObject({ observations_imported: 2 });
+    const [question, answer] = [501, 502];
+    expect(store.engrams.sessionNeighbours(question, 2)).toEqual({ session: 'chat-1', neighbours: [{ id: answer, distance: 1 }] });
+    const query = { query: "What breed is Maya's dog", explain: true } as const;
+    const bm25 = await engine(store).search({ ...query, mode: 'bm25', topK: 30 });
+    expect(bm25.results.findIndex((hit) => hit.id === answer) + 1).toBeGreaterThan(10);
+    const response = await engine(store).search(query);
+    expect(response.results[0]?.id).toBe(question);
+    expect(response.results.map((hit) => hit.id)).toContain(answer);
+    expect(response.explain?.fusion.confident?.context).toBeGreaterThanOrEqual(1);
+    // Importing it again gives the same rows, and the same answer.
+    expect(importGoData(store, data, { actor: 'import' })).toMatchObject({ observations_imported: 0, unchanged: 2 });
+    expect((await engine(store).search(query)).results.map((hit) => hit.id)).toContain(answer);
+    // Without a session the two observations are not each other's context.
+    store.engrams.update(answer, { session_id: null });
     expect((await engine(store).search(query)).results.map((hit) => hit.id)).not.toContain(answer);
   });
 

@@ -139,6 +139,34 @@ describe('importEngrams', () => {
     expect(store.engrams.list().engrams.every((e) => e.duplicate_count === 0)).toBe(true);
   });
 
+  it('records a minimal line that names the sessions it was learned from in the first of them, idempotently', () => {
+    const store = tempStore();
+    const lines = [
+      '{"text": "Read a file before editing it.", "source": "extracted", "source_sessions": ["s-1"]}',
+      '{"text": "The Task tool needs a prompt.", "source": "extracted", "source_sessions": ["s-1", "s-2"]}',
+      '{"text": "A lesson written by hand."}',
+    ];
+    expect(importEngrams(store, lines)).toMatchObject({ created: 3 });
+    const rows = (): Array<[string, string | null | undefined]> => store.engrams.list().engrams.map((e) => [e.text, e.session_id]);
+    expect(rows()).toEqual([
+      ['Read a file before editing it.', 's-1'],
+      ['The Task tool needs a prompt.', 's-1'],
+      ['A lesson written by hand.', null],
+    ]);
+    // The two lessons of session s-1 are each other's context (recall's context step, the timeline).
+    const first = store.engrams.list().engrams[0]?.id as number;
+    expect(store.engrams.sessionNeighbours(first, 2)).toEqual({ session: 's-1', neighbours: [{ id: first + 1, distance: 1 }] });
+    // Importing the same lines again changes no row; an export carries session_id and round-trips it.
+    expect(importEngrams(store, lines)).toMatchObject({ created: 0, duplicates: 3 });
+    expect(rows()).toHaveLength(3);
+    const exported: string[] = [];
+    exportEngrams(store, (line) => exported.push(line));
+    const target = tempStore();
+    importEngrams(target, exported);
+    expect(target.engrams.list().engrams.map((e) => [e.text, e.session_id])).toEqual(rows());
+    expect(importEngrams(target, exported)).toMatchObject({ created: 0, unchanged: 3 });
+  });
+
   it('validates every line first and imports nothing when one is bad, naming the line', () => {
     const store = tempStore();
     const error = thrown(() => importEngrams(store, ['{"text": "fine"}', '{"text": "broken"', '{"txt": "typo"}', '[1,2]', '{"text": "x", "category": "a//b"}']));
