@@ -541,6 +541,17 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE session_shown_engrams ADD COLUMN vector_rank INTEGER;
     `,
   },
+  {
+    version: 16,
+    name: 'lesson-sessions',
+    sql: `
+      -- An engram learned from sessions is recorded in the first of them (services/memory recordedIn), so recall's
+      -- context step and the timeline see it beside that session's other memories. Rows written before that rule
+      -- (extracted lessons, imported drafts) get the same, once. Rows that name their session already keep it.
+      UPDATE engrams SET session_id = json_extract(source_sessions, '$[0]')
+       WHERE session_id IS NULL AND json_type(source_sessions, '$[0]') = 'text';
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -102,6 +102,23 @@ describe('migrate', () => {
     db.close();
   });
 
+  it('records lessons written before 16 in the first session they were learned from, and keeps a session already named', () => {
+    const path = join(tempDir(), 'engram.db');
+    const db = openDatabase({ path, busyTimeoutMs: 1000 });
+    migrate(db, 15);
+    const insert = db.prepare("INSERT INTO engrams (id, uid, text, content_hash, category, source, source_sessions, session_id, created_at, updated_at, last_seen_at) VALUES (?, ?, ?, ?, 'general', ?, ?, ?, '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z')");
+    insert.run(1, 'u-1', 'Extracted from two sessions.', 'h1', 'extracted', '["s-a","s-b"]', null);
+    insert.run(2, 'u-2', 'Hand-written.', 'h2', 'manual', '[]', null);
+    insert.run(3, 'u-3', 'Saved in its own session.', 'h3', 'extracted', '["s-a"]', 's-saved');
+    expect(migrate(db).applied).toContain('16-lesson-sessions');
+    expect(db.prepare('SELECT id, session_id FROM engrams ORDER BY id').all()).toEqual([
+      { id: 1, session_id: 's-a' },
+      { id: 2, session_id: null },
+      { id: 3, session_id: 's-saved' },
+    ]);
+    db.close();
+  });
+
   it('refuses a store written by a newer Engram instead of touching it', () => {
     const path = join(tempDir(), 'engram.db');
     openStore({ path }).close();
