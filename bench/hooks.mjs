@@ -10,6 +10,11 @@
 // into start-up, module loading, the mailbox and the server's own time (from hooks.log). Also the peak RSS of a hook
 // process on each path. Prints a table, then the same numbers as one JSON line; asserts nothing.
 //
+// Every process it starts gets an environment built from scratch (PATH, HOME, LANG, TMPDIR, Engram's and the agent's
+// variables), never this shell's: in particular not NODE_EXTRA_CA_CERTS, which makes every Node start load a CA
+// bundle (a bare `node -e ''` 64 ms instead of 25 on the build machine, diluting every ratio towards 1), nor
+// NODE_OPTIONS. It says so on its first lines and in its JSON (`setup.environment`).
+//
 //   node bench/hooks.mjs [--runs 30] [--engrams 10000] [--keep] [--json] [--model ctx-use-256] [--model-dir DIR]
 //                        [--layout in-place|plugin] [--store-cache DIR] [--repeat-payload]
 //
@@ -80,6 +85,12 @@ const LAYOUT = option('--layout', 'in-place');
 const REPEAT_PAYLOAD = has('--repeat-payload');
 if (!['in-place', 'plugin'].includes(LAYOUT)) fail('--layout wants in-place or plugin');
 const MODEL_DIR = resolve(option('--model-dir', process.env.ENGRAM_MODEL_DIR ?? join(root, '..', 'shared', 'models')));
+/**
+ * Variables of this shell no measured process may inherit: NODE_EXTRA_CA_CERTS makes each Node start read and parse
+ * a CA bundle (~40 ms here, in the hook and in the bare baseline alike: the ratio then says little about the hook);
+ * NODE_OPTIONS changes what every Node process does. The environments below are built without them.
+ */
+const NOT_INHERITED = ['NODE_EXTRA_CA_CERTS', 'NODE_OPTIONS'];
 /** Unmeasured pairs before each series: file cache, env cache, the server's first query of a kind. */
 const WARMUP = 3;
 /** Peak-RSS samples per case (separate runs: wrapping the timed runs would change their timings). */
@@ -367,6 +378,12 @@ async function main() {
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
   };
   const fallbackEnv = { ...hookEnv, ENGRAM_SERVER: 'off' };
+  for (const env of [baseEnv, hookEnv, fallbackEnv]) for (const name of NOT_INHERITED) delete env[name];
+  const inheritedHere = NOT_INHERITED.filter((name) => process.env[name] !== undefined);
+  progress(
+    `measuring without ${NOT_INHERITED.join(' and ')}` +
+      (inheritedHere.length ? ` (set in this shell: ${inheritedHere.join(', ')}; not passed to any process the bench starts)` : ' (neither is set in this shell)'),
+  );
 
   const engram = (argv) => {
     const result = spawnSync(process.execPath, [join(runtimeDir, 'dist', 'cli.mjs'), ...argv], {
@@ -468,6 +485,10 @@ async function main() {
     return command;
   };
   const BARE = "node -e ''";
+  // The node options hooks.json puts before the launcher (scripts/hook-registry.mjs HOOK_NODE_OPTIONS): the floors
+  // run with them too, so that they split the hook's time, not the options' effect; the bare baseline stays plain.
+  const hookNodeOptions = (/^node ((?:--[^\s"]+ )*)"/.exec(hookCommand('PreToolUse'))?.[1] ?? '').trim();
+  const node = hookNodeOptions ? `node ${hookNodeOptions}` : 'node';
 
   const varied = {
     PreToolUse: (n) => input.preToolUse(cwd, user, n),
@@ -572,7 +593,7 @@ async function main() {
     }
     return samples.length ? { p50: percentile(samples, 50), max: Math.max(...samples), samples } : null;
   }
-  const hookArgs = (event) => [join(install, 'hooks', 'run.cjs'), ENTRIES[event], '--agent', 'claude'];
+  const hookArgs = (event) => [...(hookNodeOptions ? hookNodeOptions.split(' ') : []), join(install, 'hooks', 'run.cjs'), ENTRIES[event], '--agent', 'claude'];
   const rss = {};
 
   const floors = [];
@@ -581,7 +602,7 @@ async function main() {
   floors.push(
     await series({
       name: 'floor: node reads stdin (CommonJS stream)',
-      command: `node ${shellQuote(join(benchDir, 'hooks-stdin.cjs'))}`,
+      command: `${node} ${shellQuote(join(benchDir, 'hooks-stdin.cjs'))}`,
       env: hookEnv,
       payload: () => payloads.PreToolUse(0),
     }),
@@ -589,7 +610,7 @@ async function main() {
   floors.push(
     await series({
       name: 'floor: node reads stdin (blocking reads)',
-      command: `node ${shellQuote(join(benchDir, 'hooks-stdin-sync.cjs'))}`,
+      command: `${node} ${shellQuote(join(benchDir, 'hooks-stdin-sync.cjs'))}`,
       env: hookEnv,
       payload: () => payloads.PreToolUse(0),
     }),
@@ -597,7 +618,7 @@ async function main() {
   floors.push(
     await series({
       name: 'floor: stdin + mailbox ping',
-      command: `node ${shellQuote(join(benchDir, 'hooks-mailbox-ping.cjs'))} ${shellQuote(join(home, 'run'))}`,
+      command: `${node} ${shellQuote(join(benchDir, 'hooks-mailbox-ping.cjs'))} ${shellQuote(join(home, 'run'))}`,
       env: hookEnv,
       payload: () => payloads.PreToolUse(0),
     }),
@@ -605,7 +626,7 @@ async function main() {
   floors.push(
     await series({
       name: 'floor: stdin + hook modules',
-      command: `node ${shellQuote(join(install, 'hooks', 'run.cjs'))} ${MODULES_ENTRY} --agent claude`,
+      command: `${node} ${shellQuote(join(install, 'hooks', 'run.cjs'))} ${MODULES_ENTRY} --agent claude`,
       env: hookEnv,
       payload: () => payloads.PreToolUse(0),
     }),
@@ -681,6 +702,12 @@ async function main() {
         requests_during_bench: pingAfter?.requests ?? null,
       },
       fallback_started_a_server: Boolean(strayServer?.ok),
+      environment: {
+        built_from_scratch: Object.keys(hookEnv),
+        not_inherited: NOT_INHERITED,
+        set_in_bench_shell: inheritedHere,
+        hook_node_options: hookNodeOptions || null,
+      },
     },
     floors,
     cases,
@@ -734,6 +761,9 @@ function render(result) {
     `store: ${setup.import.created} engrams ${setup.import.from_cache ? 'copied from --store-cache' : 'imported'} in ${(setup.import.ms / 1000).toFixed(1)} s, ${setup.vectors.vectors} vectors (${setup.model}), ${setup.vectors.pending} missing; ` +
       `server ${setup.server.mode} (${setup.server.model}), warm in ${setup.server.warm_ms} ms`,
     `Each process runs as sh -c '…' with the event JSON on stdin, followed by a bare sh -c "node -e ''" with the same stdin;`,
+    `environment built from scratch, without ${setup.environment.not_inherited.join(' and ')}` +
+      (setup.environment.set_in_bench_shell.length ? ` (set in the bench's shell: ${setup.environment.set_in_bench_shell.join(', ')}; not passed on)` : '') +
+      `; hook node options: ${setup.environment.hook_node_options ?? 'none'} (the floors use them too; the baseline is plain node -e '')`,
     `ratio = median of the per-pair ratios; +ms = median of the per-pair differences; handler = the hook's own ms from hooks.log.`,
     '',
     table(rows),

@@ -15,6 +15,7 @@ export interface HookGroup {
   hooks: HookHandler[];
 }
 export declare const HOOK_AGENTS: readonly ['claude', 'codex'];
+export declare const HOOK_NODE_OPTIONS: readonly string[];
 export declare function hookCommand(root: string, entry: string, agent: 'claude' | 'codex'): string;
 export declare function isEngramHookCommand(command: unknown): boolean;
 export declare function hookGroups(plugin: { hooks: PluginHook[] }, agent: 'claude' | 'codex', root: string): Record<string, HookGroup[]>;

@@ -7,11 +7,19 @@
 export const HOOK_AGENTS = ['claude', 'codex'];
 
 /**
+ * Node options on every hook's command line, before the launcher. `--v8-pool-size=1`: V8's worker pool is 4 threads
+ * by default, and a Node process waits at start-up until each has started and joins each at exit — work a hook that
+ * runs for a few milliseconds on one thread never uses (docs/PERFORMANCE.md section 6, wave 8). Options on the
+ * command line, not in NODE_OPTIONS: both agents run the command through a shell, on both launch paths.
+ */
+export const HOOK_NODE_OPTIONS = ['--v8-pool-size=1'];
+
+/**
  * The hook command for one entry. `root` is the install folder as the agent should see it: a placeholder such as
  * `${CLAUDE_PLUGIN_ROOT}` in plugin manifests, an absolute path in settings files.
  */
 export function hookCommand(root, entry, agent) {
-  return `node "${root}/hooks/run.cjs" ${entry} --agent ${agent}`;
+  return `node ${HOOK_NODE_OPTIONS.join(' ')} "${root}/hooks/run.cjs" ${entry} --agent ${agent}`;
 }
 
 /** True when a settings command is one of Engram's, whatever folder it was installed from (`run.mjs` was the launcher's name

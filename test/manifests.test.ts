@@ -94,7 +94,7 @@ describe.each([
       const handler = groups[0]?.hooks[0];
       const entry = plugin.hooks.find((hook: { event: string }) => hook.event === event).entry;
       // No async handlers: Codex skips them, and Claude Code -p skips SessionEnd while one is still running.
-      expect(handler).toEqual({ type: 'command', command: `node "${rootVar}/hooks/run.cjs" ${entry} --agent ${agent}`, timeout: expect.any(Number) });
+      expect(handler).toEqual({ type: 'command', command: `node --v8-pool-size=1 "${rootVar}/hooks/run.cjs" ${entry} --agent ${agent}`, timeout: expect.any(Number) });
       expect(handler?.timeout).toBeGreaterThan(0);
       expect(handler?.timeout).toBeLessThanOrEqual(30);
     }

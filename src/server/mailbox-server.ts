@@ -13,8 +13,14 @@ import { join } from 'node:path';
 // The launcher's own definitions (bundled into the server): one spelling of the protocol for both sides.
 import { MAILBOX_ID, PIPE_BUF, mailboxFiles } from '../../hooks/run.cjs';
 
-/** Calls and answers older than this are nobody's any more (a hook that died, an answer to a hook that gave up). */
+/** Calls older than this are nobody's any more (a hook that died, a call claimed and never answered). */
 const ORPHAN_MS = 60_000;
+
+/**
+ * Answers are read by their hook within its wait (hooks/run.cjs HOOK_ENTRIES: at most 1.5 s) and left there (an
+ * unlink would cost the hook's way out ~0.1 ms): the sweep removes them once they are older than this.
+ */
+export const ANSWER_KEEP_MS = 5_000;
 
 /** One call taken out of the mailbox. */
 export interface MailboxCall {
@@ -26,7 +32,10 @@ export interface MailboxCall {
 
 /** An open mailbox. */
 export interface Mailbox {
-  /** Removes calls and answers nobody will read, and makes the pipe or the folder again if either was removed. */
+  /**
+   * Removes answers their hook read (or gave up on) and calls nobody will handle, and makes the pipe or the folder
+   * again if either was removed.
+   */
   sweep(now?: number): void;
   /** Stops reading and removes the pipe and the folder. */
   close(): void;
@@ -224,7 +233,7 @@ export function openMailbox(
         for (const name of readdirSync(mailbox.dir)) {
           const file = join(mailbox.dir, name);
           try {
-            if (now - statSync(file).mtimeMs > ORPHAN_MS) rmSync(file, { force: true });
+            if (now - statSync(file).mtimeMs > (name.endsWith('.rep') ? ANSWER_KEEP_MS : ORPHAN_MS)) rmSync(file, { force: true });
           } catch {
             // Taken or removed meanwhile.
           }

@@ -86,3 +86,32 @@ describe('the hot path’s paths (joined without path.join when that gives the s
     }
   });
 });
+
+describe('answerAndExit', () => {
+  /** A CommonJS child that requires the launcher, optionally listens for 'exit', and answers. */
+  const answer = (listen: boolean) => {
+    const script = [
+      `const { answerAndExit } = require(${JSON.stringify(join(ROOT, 'hooks', 'run.cjs'))});`,
+      // Seen only when process.exit's JavaScript runs (it sets the exit code through this setter's validation).
+      `const exit = process.exit; process.exit = (code) => { require('node:fs').writeSync(2, 'process.exit\\n'); exit(code); };`,
+      listen ? `process.on('exit', () => require('node:fs').writeSync(2, 'exit listener\\n'));` : '',
+      `answerAndExit('{"ok":1}', () => require('node:fs').writeSync(2, 'after\\n'));`,
+      `require('node:fs').writeSync(2, 'still running\\n');`,
+    ].join('\n');
+    return spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 20_000 });
+  };
+
+  it('writes the answer, runs `after`, and exits 0 without process.exit when nothing listens for exit', () => {
+    const result = answer(false);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toBe('{"ok":1}');
+    expect(result.stderr).toBe('after\n');
+  });
+
+  it('goes through process.exit, so listeners run, when something listens for exit', () => {
+    const result = answer(true);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toBe('{"ok":1}');
+    expect(result.stderr).toBe('after\nprocess.exit\nexit listener\n');
+  });
+});

@@ -4,11 +4,12 @@
  * process (test/server/_mailbox-child.ts) with a real pipe made by mkfifo.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bundleEntry } from '../../scripts/bundle.mjs';
-import { PIPE_BUF, mailboxOf, postToMailbox } from '../../hooks/run.cjs';
+import { HOOK_ENTRIES, PIPE_BUF, mailboxOf, postToMailbox } from '../../hooks/run.cjs';
+import { ANSWER_KEEP_MS } from '../../src/server/mailbox-server.js';
 import { serverPaths } from '../../src/server/address.js';
 import { ROOT, tempDir, until } from '../_helpers.js';
 
@@ -44,29 +45,45 @@ async function serve(mode: 'echo' | 'short' | 'hold') {
 }
 
 const call = (event: string) => ({ v: 1, op: 'hook', call: { event, stdin: '{"x":1}', envHints: { codex: false, claude: true } } });
+/** What is left in the mailbox folder but answers (which the hook leaves for the sweep): calls, claims, withdrawals. */
+const callFiles = (dir: string): string[] => readdirSync(dir).filter((name) => !name.endsWith('.rep'));
 /** A call too long for one atomic pipe write: it goes in a file, its id down the pipe. */
 const longCall = (event: string) => ({ ...call(event), call: { ...call(event).call, stdin: JSON.stringify({ output: 'x'.repeat(PIPE_BUF) }) } });
 
 describe.skipIf(process.platform === 'win32')('the hooks’ mailbox', () => {
-  it('a posted call gets its answer, and no file is left behind', async () => {
-    const { mailbox, lines } = await serve('echo');
+  it('a posted call gets its answer; the hook leaves the answer and the sweep removes it once no hook can be reading it', async () => {
+    const { mailbox, child, lines } = await serve('echo');
     const answer = postToMailbox<{ ok: boolean; echo: unknown }>(mailbox, call('PreToolUse'), 5_000);
     expect(answer).toEqual({ reply: { ok: true, echo: call('PreToolUse') } });
     await until(() => lines.some((line) => line.call), 'the child to report the call');
+    // No unlink on the hook's way out: the answer stays (nothing else: no call file, no claim file).
+    const [left, ...none] = readdirSync(mailbox.dir);
+    expect(none).toEqual([]);
+    expect(left).toMatch(/\.rep$/);
+    // Kept by a sweep while a hook could still be reading it (longer than any hook waits)…
+    expect(ANSWER_KEEP_MS).toBeGreaterThan(2 * Math.max(...Object.values(HOOK_ENTRIES).map((entry) => entry.waitMs)));
+    child.kill('SIGUSR1');
+    await until(() => lines.filter((line) => line.swept).length === 1, 'the child to sweep');
+    expect(readdirSync(mailbox.dir)).toEqual([left]);
+    // …and removed by the next one once older than that.
+    const old = (Date.now() - ANSWER_KEEP_MS - 1_000) / 1000;
+    utimesSync(join(mailbox.dir, left as string), old, old);
+    child.kill('SIGUSR1');
+    await until(() => lines.filter((line) => line.swept).length === 2, 'the child to sweep again');
     expect(readdirSync(mailbox.dir)).toEqual([]);
   });
 
   it('an answer shorter than its call is read whole and alone (the server writes it over the call file)', async () => {
     const { mailbox } = await serve('short');
     expect(postToMailbox(mailbox, longCall('PostToolUse'), 5_000)).toEqual({ reply: { ok: true } });
-    expect(readdirSync(mailbox.dir)).toEqual([]);
+    expect(callFiles(mailbox.dir)).toEqual([]);
   });
 
   it('a call too long for the pipe goes in a file and gets its answer like one in the pipe', async () => {
     const { mailbox } = await serve('echo');
     expect(postToMailbox(mailbox, longCall('PostToolUse'), 5_000)).toEqual({ reply: { ok: true, echo: longCall('PostToolUse') } });
     expect(postToMailbox(mailbox, call('PostToolUse'), 5_000)).toEqual({ reply: { ok: true, echo: call('PostToolUse') } });
-    expect(readdirSync(mailbox.dir)).toEqual([]);
+    expect(callFiles(mailbox.dir)).toEqual([]);
   });
 
   it('a call in the pipe holding multi-byte characters reaches the server whole', async () => {
@@ -120,7 +137,7 @@ describe.skipIf(process.platform === 'win32')('the hooks’ mailbox', () => {
     const { mailbox, lines } = await serve('echo');
     rmSync(mailbox.dir, { recursive: true, force: true });
     expect(postToMailbox(mailbox, call('PreToolUse'), 5_000)).toEqual({ reply: { ok: true, echo: call('PreToolUse') } });
-    expect(readdirSync(mailbox.dir)).toEqual([]);
+    expect(callFiles(mailbox.dir)).toEqual([]);
     expect(lines.filter((line) => line.error)).toEqual([]);
   });
 
