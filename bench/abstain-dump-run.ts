@@ -4,20 +4,12 @@
 // per-store scale for the top hit's similarity, computed once per store as an index build would). Dev only:
 // tuningQueryFile refuses test. bench/abstain-dump.mjs bundles and runs it; bench/abstain-explore.mjs reads the dump.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { loadSettings, readEnv, type Embedder, type EmbedderChoice, type Store } from '../src/core/index.js';
-import { EVAL_SET_NAMES, evalSetFiles, runRetrievalBench, searchTuning, tuningQueryFile, type EvalSetName } from '../src/services/index.js';
+import { evalSetFiles, runRetrievalBench, searchTuning, tuningQueryFile } from '../src/services/index.js';
 import { queryTerms, searchTerms } from '../src/services/recall/index.js';
+import { embedders, modelDir, option, root, sets } from './_eval-args.js';
 
-const args = process.argv.slice(2);
-const option = (name: string, fallback: string): string => {
-  const index = args.indexOf(name);
-  return index >= 0 ? (args[index + 1] as string) : fallback;
-};
-const root = option('--root', process.cwd());
-const sets = option('--sets', EVAL_SET_NAMES.join(',')).split(',') as EvalSetName[];
-const embedders = option('--embedders', 'use-lite,ctx-use-256,static-use-256').split(',');
-const modelDir = resolve(option('--model-dir', join(root, '..', 'shared', 'models')));
 const out = option('--out', '/tmp/abstain-dev.json');
 
 function choiceOf(name: string): EmbedderChoice {

@@ -2,7 +2,7 @@
 // says, per query, whether the search answers; scored like bench/quality.mjs (silence on unanswerable queries,
 // answerable recall@3 kept), mean over the set × embedder cells and the worst cell. Dev only.
 import { readFileSync } from 'node:fs';
-import { searchTerms } from '../src/services/recall/index.js';
+import { queryNames } from './_eval-args.js';
 
 const args = process.argv.slice(2);
 const file = args[args.indexOf('--dump') + 1] as string;
@@ -39,17 +39,6 @@ export interface Q {
 }
 const sureOf = { 'use-lite': 0.75, transformers: 0.6 } as const;
 
-function queryNames(text: string, terms: readonly string[]): string[] {
-  const names = new Set<string>();
-  const known = new Set(terms);
-  for (const sentence of text.split(/[.!?:;\n]+/)) {
-    for (const word of (sentence.match(/[\p{L}\p{N}_'’-]+/gu) ?? []).slice(1)) {
-      if (!/^\p{Lu}\p{Ll}/u.test(word)) continue;
-      for (const term of searchTerms(word.replace(/['’]s$/u, ''))) if (known.has(term)) names.add(term);
-    }
-  }
-  return [...names];
-}
 
 const qs: Q[] = rows.map((row) => {
   const weights = row.abstain?.terms ?? [];

@@ -2,32 +2,20 @@
 // then the hooks' relevance rule (services/inject). Bundled and run by bench/inject.mjs. Prints a table and JSON;
 // asserts nothing.
 import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { loadSettings, readEnv, type EmbedderChoice } from '../src/core/index.js';
 import {
   chooseHits,
-  EVAL_SET_NAMES,
   evalSetFiles,
   INJECT,
   runRetrievalBench,
   searchTuning,
   tuningQueryFile,
-  type EvalSetName,
   type SearchResponse,
-  type EvalSplit,
   type SearchMode,
 } from '../src/services/index.js';
+import { args, embedders, modelDir, option, root, sets, splits } from './_eval-args.js';
 
-const args = process.argv.slice(2);
-const option = (name: string, fallback: string): string => {
-  const index = args.indexOf(name);
-  return index >= 0 ? (args[index + 1] as string) : fallback;
-};
-const root = option('--root', process.cwd());
-const sets = option('--sets', EVAL_SET_NAMES.join(',')).split(',') as EvalSetName[];
-const splits = option('--splits', 'dev,test').split(',') as EvalSplit[];
-const embedders = option('--embedders', 'use-lite,ctx-use-256,static-use-256').split(',');
-const modelDir = resolve(option('--model-dir', join(root, '..', 'shared', 'models')));
 
 function choiceOf(name: string): EmbedderChoice {
   if (name === 'none') return { spec: null, reason: 'bench: BM25 only' };

@@ -2,28 +2,17 @@
 // Prints a Markdown table (the one docs/SEARCH.md and the closing note carry) and, with --json FILE, every row as
 // JSON. Asserts nothing.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { loadSettings, readEnv, type EmbedderChoice } from '../src/core/index.js';
 import {
-  EVAL_SET_NAMES,
   evalSetFiles,
   runRetrievalBench,
   searchTuning,
-  type EvalSetName,
   type EvalSplit,
   type SearchMode,
 } from '../src/services/index.js';
+import { embedders, modelDir, option, root, sets, splits } from './_eval-args.js';
 
-const args = process.argv.slice(2);
-const option = (name: string, fallback: string): string => {
-  const index = args.indexOf(name);
-  return index >= 0 ? (args[index + 1] as string) : fallback;
-};
-const root = option('--root', process.cwd());
-const sets = option('--sets', EVAL_SET_NAMES.join(',')).split(',') as EvalSetName[];
-const splits = option('--splits', 'dev,test').split(',') as EvalSplit[];
-const embedders = option('--embedders', 'use-lite,ctx-use-256,static-use-256').split(',');
-const modelDir = resolve(option('--model-dir', join(root, '..', 'shared', 'models')));
 const json = option('--json', '');
 const MODES: SearchMode[] = ['bm25', 'vector', 'hybrid'];
 const K = 10;

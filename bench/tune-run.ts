@@ -22,6 +22,7 @@ import {
 } from '../src/services/index.js';
 import { tuningOptions } from './_tuning-options.js';
 import { searchTerms } from '../src/services/recall/index.js';
+import { queryNames } from './_eval-args.js';
 
 const { args, option, root, split, sets, embedders, modelDir } = tuningOptions();
 const cacheDir = join(root, 'node_modules', '.cache', 'engram-tune');
@@ -677,21 +678,8 @@ function abstainExplore(all: Record<string, QuerySignals[]>): void {
   const shippedRule = ruleWith(TUNING.abstain.maxUnknownShare, TUNING.abstain.coverage, TUNING.abstain.agreedCoverage);
   add('r5: round 4 (unknown share 0.5, coverage 0.45)', ruleWith(0.5, 0.45));
   add('r5: shipped (tuning.ts as it is)', shippedRule);
-  // Names as required terms: the capitalised words of the query that do not start a sentence (a person, a place, a
-  // product), possessive stripped, analysed like search terms, kept when they are query terms; one of the top results
-  // must hold every one of them. (Round 5's candidate 1 shipped this in abstain.ts; its test read lost the dialogue
-  // set's answers, so it lives here only.)
-  const queryNames = (text: string, terms: readonly string[]): string[] => {
-    const names = new Set<string>();
-    const known = new Set(terms);
-    for (const sentence of text.split(/[.!?:;\n]+/)) {
-      for (const word of (sentence.match(/[\p{L}\p{N}_'’-]+/gu) ?? []).slice(1)) {
-        if (!/^\p{Lu}\p{Ll}/u.test(word)) continue;
-        for (const term of searchTerms(word.replace(/['’]s$/u, ''))) if (known.has(term)) names.add(term);
-      }
-    }
-    return [...names];
-  };
+  // Names as required terms (round 5's candidate 1, bench/_eval-args.ts queryNames): one of the top results must
+  // hold every one of them. Its test read lost the dialogue set's answers, so it lives in the benches only.
   const entities = new Map<AbstainQuery, string[]>();
   for (const cell of cells) for (const q of cell.queries) entities.set(q, queryNames(q.signals.q, q.weights.map((t) => t.term)));
   const holdsNames = (q: AbstainQuery, h: AbstainHit): boolean => (entities.get(q) ?? []).every((t) => h.held.has(t));

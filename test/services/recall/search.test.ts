@@ -454,30 +454,40 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
     expect((await engine(store, { tuning: { ...tuning, weights: { bm25: 1, vector: 0.3 } } }).search(query)).results.map((hit) => hit.id)).not.toContain(answer);
   });
 
+  // The context step's store: short turns of Maya's that hold only her name, and a store large enough for a top 10 to
+  // be a choice (TUNING.context.minStore). `add` gives each turn its session where the test records one.
+  const DOG_QUESTION = 'Theo: Maya, what breed is your dog?';
+  const DOG_ANSWER = 'Maya: She is a retired racing greyhound, three years old, and sleeps twenty hours a day on the couch by the window.';
+  const dogQuery = { query: "What breed is Maya's dog", explain: true } as const;
+  function addChatFillers(add: (text: string, session: string) => unknown): void {
+    const words = 'river lamp orange window garden bicycle piano mountain coffee ticket silver engine candle forest harbour letter mirror pencil rabbit violin tunnel wallet yellow zebra anchor basket camera desert feather guitar helmet island jacket kettle ladder meadow needle ocean parrot quilt rocket saddle tomato umbrella valley walnut'.split(' ');
+    for (let i = 0; i < 16; i++) add(`Maya: ${words[i]} ${words[i + 1]}.`, `chat-${i + 2}`);
+    for (let i = 0; i < 100; i++) add(`Sam: ${Array.from({ length: 8 }, (_, j) => words[(i * 5 + j * j + j) % words.length]).join(' ')} note${i}.`, `chat-${(i % 16) + 2}`);
+  }
+  /** BM25 alone ranks the answer below 10; hybrid keeps the question first and brings the answer in as its context. */
+  async function expectAnswerAsContext(store: Store, question: number, answer: number): Promise<void> {
+    const bm25 = await engine(store).search({ ...dogQuery, mode: 'bm25', topK: 30 });
+    expect(bm25.results.findIndex((hit) => hit.id === answer) + 1).toBeGreaterThan(10);
+    const response = await engine(store).search(dogQuery);
+    expect(response.results[0]?.id).toBe(question);
+    expect(response.results.map((hit) => hit.id)).toContain(answer);
+    expect(response.explain?.fusion.confident?.context).toBeGreaterThanOrEqual(1);
+  }
+
   it('gives a weak place to the reply recorded after the best hit in its session (round 5)', async () => {
     const store = tempStore();
-    const words = 'river lamp orange window garden bicycle piano mountain coffee ticket silver engine candle forest harbour letter mirror pencil rabbit violin tunnel wallet yellow zebra anchor basket camera desert feather guitar helmet island jacket kettle ladder meadow needle ocean parrot quilt rocket saddle tomato umbrella valley walnut'.split(' ');
     const add = (text: string, session: string): number => {
       const { engram } = addEngram(store, { text, category: 'chat' });
       store.engrams.update(engram.id, { session_id: session });
       return engram.id;
     };
-    // Other sessions: short turns of Maya's that hold only her name, and a store large enough for a top 10 to be a
-    // choice (TUNING.context.minStore).
-    for (let i = 0; i < 16; i++) add(`Maya: ${words[i]} ${words[i + 1]}.`, `chat-${i + 2}`);
-    for (let i = 0; i < 100; i++) add(`Sam: ${Array.from({ length: 8 }, (_, j) => words[(i * 5 + j * j + j) % words.length]).join(' ')} note${i}.`, `chat-${(i % 16) + 2}`);
+    addChatFillers(add);
     // The question and its answer, one after the other in one session: the answer shares only the name with the
     // question, and is longer than the name-only turns, so BM25 ranks it below all of them.
-    const question = add('Theo: Maya, what breed is your dog?', 'chat-1');
-    const answer = add('Maya: She is a retired racing greyhound, three years old, and sleeps twenty hours a day on the couch by the window.', 'chat-1');
-    const query = { query: "What breed is Maya's dog", explain: true } as const;
-
-    const bm25 = await engine(store).search({ ...query, mode: 'bm25', topK: 30 });
-    expect(bm25.results.findIndex((hit) => hit.id === answer) + 1).toBeGreaterThan(10);
-    const response = await engine(store).search(query);
-    expect(response.results[0]?.id).toBe(question);
-    expect(response.results.map((hit) => hit.id)).toContain(answer);
-    expect(response.explain?.fusion.confident?.context).toBeGreaterThanOrEqual(1);
+    const question = add(DOG_QUESTION, 'chat-1');
+    const answer = add(DOG_ANSWER, 'chat-1');
+    const query = dogQuery;
+    await expectAnswerAsContext(store, question, answer);
 
     const context = TUNING.context as { enabled: boolean };
     try {
@@ -498,15 +508,14 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
 
   it('takes in the context of a hit among observations imported from the Go engram (their session ids)', async () => {
     const store = tempStore();
-    const words = 'river lamp orange window garden bicycle piano mountain coffee ticket silver engine candle forest harbour letter mirror pencil rabbit violin tunnel wallet yellow zebra anchor basket camera desert feather guitar helmet island jacket kettle ladder meadow needle ocean parrot quilt rocket saddle tomato umbrella valley walnut'.split(' ');
-    // The store of the test above, the question and its answer brought in by `engram import` of a Go engram export.
-    for (let i = 0; i < 16; i++) addEngram(store, { text: `Maya: ${words[i]} ${words[i + 1]}.`, category: 'chat' });
-    for (let i = 0; i < 100; i++) addEngram(store, { text: `Sam: ${Array.from({ length: 8 }, (_, j) => words[(i * 5 + j * j + j) % words.length]).join(' ')} note${i}.`, category: 'chat' });
+    // The store of the test above (no sessions), the question and its answer brought in by `engram import` of a Go
+    // engram export.
+    addChatFillers((text) => addEngram(store, { text, category: 'chat' }));
     const exported = {
       sessions: [{ id: 'chat-1', project: 'pets', started_at: '2026-03-01 09:00:00' }],
       observations: [
-        { id: 501, session_id: 'chat-1', type: 'conversation', title: 'Turn 1', content: 'Theo: Maya, what breed is your dog?', project: 'pets', created_at: '2026-03-01 09:01:00' },
-        { id: 502, session_id: 'chat-1', type: 'conversation', title: 'Turn 2', content: 'Maya: She is a retired racing greyhound, three years old, and sleeps twenty hours a day on the couch by the window.', project: 'pets', created_at: '2026-03-01 09:02:00' },
+        { id: 501, session_id: 'chat-1', type: 'conversation', title: 'Turn 1', content: DOG_QUESTION, project: 'pets', created_at: '2026-03-01 09:01:00' },
+        { id: 502, session_id: 'chat-1', type: 'conversation', title: 'Turn 2', content: DOG_ANSWER, project: 'pets', created_at: '2026-03-01 09:02:00' },
       ],
       prompts: [],
     };
@@ -514,13 +523,8 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
     expect(importGoData(store, data, { actor: 'import' })).toMatchObject({ observations_imported: 2 });
     const [question, answer] = [501, 502];
     expect(store.engrams.sessionNeighbours(question, 2)).toEqual({ session: 'chat-1', neighbours: [{ id: answer, distance: 1 }] });
-    const query = { query: "What breed is Maya's dog", explain: true } as const;
-    const bm25 = await engine(store).search({ ...query, mode: 'bm25', topK: 30 });
-    expect(bm25.results.findIndex((hit) => hit.id === answer) + 1).toBeGreaterThan(10);
-    const response = await engine(store).search(query);
-    expect(response.results[0]?.id).toBe(question);
-    expect(response.results.map((hit) => hit.id)).toContain(answer);
-    expect(response.explain?.fusion.confident?.context).toBeGreaterThanOrEqual(1);
+    const query = dogQuery;
+    await expectAnswerAsContext(store, question, answer);
     // Importing it again gives the same rows, and the same answer.
     expect(importGoData(store, data, { actor: 'import' })).toMatchObject({ observations_imported: 0, unchanged: 2 });
     expect((await engine(store).search(query)).results.map((hit) => hit.id)).toContain(answer);

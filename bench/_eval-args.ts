@@ -1,0 +1,36 @@
+// The command line every evaluation bench reads (quality, inject, abstain-dump): which sets, splits and embedders,
+// where the repository and the transformers.js models are.
+import { join, resolve } from 'node:path';
+import { EVAL_SET_NAMES, type EvalSetName, type EvalSplit } from '../src/services/index.js';
+import { searchTerms } from '../src/services/recall/index.js';
+
+export const args = process.argv.slice(2);
+
+/** `--name value` from the command line, or the fallback. */
+export const option = (name: string, fallback: string): string => {
+  const index = args.indexOf(name);
+  return index >= 0 ? (args[index + 1] as string) : fallback;
+};
+
+export const root = option('--root', process.cwd());
+export const sets = option('--sets', EVAL_SET_NAMES.join(',')).split(',') as EvalSetName[];
+export const splits = option('--splits', 'dev,test').split(',') as EvalSplit[];
+export const embedders = option('--embedders', 'use-lite,ctx-use-256,static-use-256').split(',');
+export const modelDir = resolve(option('--model-dir', join(root, '..', 'shared', 'models')));
+
+/**
+ * Names in a query: its capitalised words that do not start a sentence (a person, a place, a product), possessive
+ * stripped, analysed like search terms, kept when they are among `terms`. Round 5's "names as required terms"
+ * candidate (not shipped; bench/tune.mjs and bench/abstain-explore.mjs measure it).
+ */
+export function queryNames(text: string, terms: readonly string[]): string[] {
+  const names = new Set<string>();
+  const known = new Set(terms);
+  for (const sentence of text.split(/[.!?:;\n]+/)) {
+    for (const word of (sentence.match(/[\p{L}\p{N}_'’-]+/gu) ?? []).slice(1)) {
+      if (!/^\p{Lu}\p{Ll}/u.test(word)) continue;
+      for (const term of searchTerms(word.replace(/['’]s$/u, ''))) if (known.has(term)) names.add(term);
+    }
+  }
+  return [...names];
+}
