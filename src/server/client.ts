@@ -15,8 +15,10 @@ const SPAWN_EVERY_MS = 1_000;
  * between samples minutes apart (PERFORMANCE.md, "Soak (wave 7)"). A 4 MB semi-space (8 MB young generation) keeps
  * the server's memory flat; its scavenges are 4× as frequent and each is as short (they copy the survivors, which a
  * hook's garbage mostly is not).
+ * `--expose-gc` gives the server `gc()` for its collection between calls (server/quiet-collection.ts): under steady
+ * traffic V8 let the old space's committed pages creep up for as long as the soak ran (PERFORMANCE.md, "Soak (wave 8)").
  */
-export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=4'];
+export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=4', '--expose-gc'];
 
 /**
  * glibc's malloc gives each thread that allocates its own arena (up to 8 per core) and rarely hands their free pages
