@@ -172,7 +172,7 @@ let keepingFields = false;
 let lastActivity = Date.now();
 let stopping = false;
 // A full collection between calls, once a minute (server/quiet-collection.ts); `gc` is there with --expose-gc
-// (client.ts SERVER_NODE_FLAGS), absent when dist/server.mjs is run by hand.
+// (client.ts SERVER_NODE_FLAGS), absent when dist/server.mjs is run by hand. Each is logged with how long it blocked.
 const collect = (globalThis as { gc?: () => void }).gc;
 if (collect) {
   startQuietCollection({
@@ -181,7 +181,7 @@ if (collect) {
     lastActivity: () => lastActivity,
     calls: () => requests,
     stopping: () => stopping,
-    onCollected: (ms) => log.debug('collected between calls', { ms: Math.round(ms * 10) / 10 }),
+    onCollected: (ms) => log.info('collected between calls', { ms: Math.round(ms * 10) / 10 }),
     onError: (error) => log.warn('collection between calls failed', { error }),
   });
 }
