@@ -242,6 +242,8 @@ describe.skipIf(process.platform !== 'linux')('the warm server', () => {
     // The young generation is capped (server/client.ts SERVER_NODE_FLAGS): V8 grew it to 32 MB under a hook load.
     const flags = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
     expect(flags).toContain('--max-semi-space-size=4');
+    // …and does not shrink: the RSS followed the machine's load by 7 MB as V8 resized it.
+    expect(flags).toContain('--min-semi-space-size=4');
     // gc() for the collection between calls (server/quiet-collection.ts): the old space crept up under steady traffic.
     expect(flags).toContain('--expose-gc');
     // Two malloc arenas (SERVER_ENV): each of the server's threads kept an arena of its own, 28–31 MB between them.
