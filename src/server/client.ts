@@ -18,7 +18,7 @@ const SPAWN_EVERY_MS = 1_000;
  * hooks came slowly (a loaded machine) and grew it back to 8 MB when they came fast, so the RSS followed the machine's
  * load by 7 MB (PERFORMANCE.md, "Soak (wave 8)").
  * `--expose-gc` gives the server `gc()` for its collection between calls (server/quiet-collection.ts): under steady
- * traffic V8 let the old space's committed pages creep up for as long as the soak ran (PERFORMANCE.md, "Soak (wave 8)").
+ * traffic V8 let the old space fill up to its allocation limit before collecting (PERFORMANCE.md, "Soak (wave 8)").
  */
 export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=4', '--min-semi-space-size=4', '--expose-gc'];
 

@@ -1,10 +1,11 @@
 /**
  * A full garbage collection of the server's heap between calls, at most once a minute and at most 0.1 % of the
- * time. Under steady hook traffic V8 lets its old space fill with promoted garbage up to a limit it keeps raising, and nothing makes it give
- * the pages back: the server's committed heap crept ~0.3 MB a minute for the whole soak (PERFORMANCE.md, "Soak (wave
- * 8)"). A collection every minute keeps the old space near what is live. It runs only when no call is in flight and
- * none started or ended for `quietMs` (agents' hooks come in bursts), never on an idle server (nothing was allocated:
- * V8's own memory reducer shrinks an idle heap) and never while the server is stopping.
+ * time. Under steady hook traffic V8 lets its old space fill with promoted garbage up to its allocation limit (the live
+ * heap plus at least 8 MB) before it collects, and gives nothing back meanwhile: main's server's old space went 17 → 26
+ * MB committed over its first 25 minutes of the soak with 15–22 MB in use (PERFORMANCE.md, "Soak (wave 8)"). A
+ * collection a minute keeps it near what is live. It runs only when no call is in flight and none started or ended for
+ * `quietMs` (agents' hooks come in bursts), only if a call came since the last one (an idle server is left to V8's
+ * memory reducer), and never while the server is stopping.
  * @module
  */
 
