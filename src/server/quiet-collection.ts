@@ -2,7 +2,7 @@
  * A full garbage collection of the server's heap between calls, at most once a minute and at most 0.1 % of the
  * time. Under steady hook traffic V8 lets its old space fill with promoted garbage up to its allocation limit (the live
  * heap plus at least 8 MB) before it collects, and gives nothing back meanwhile: main's server's old space went 17 → 26
- * MB committed over its first 25 minutes of the soak with 15–22 MB in use (PERFORMANCE.md, "Soak (wave 8)"). A
+ * MB committed over its first 16 minutes of the soak with 15–22 MB in use (PERFORMANCE.md, "Soak (wave 8)"). A
  * collection a minute keeps it near what is live. It runs only when no call is in flight and none started or ended for
  * `quietMs` (agents' hooks come in bursts), only if a call came since the last one (an idle server is left to V8's
  * memory reducer), and never while the server is stopping.
