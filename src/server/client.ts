@@ -14,9 +14,13 @@ const SPAWN_EVERY_MS = 1_000;
  * warm server answering hooks does) and gives it back when the process calms down, so the server's RSS swung by ~30 MB
  * between samples minutes apart (PERFORMANCE.md, "Soak (wave 7)"). A 4 MB semi-space (8 MB young generation) keeps
  * the server's memory flat; its scavenges are 4× as frequent and each is as short (they copy the survivors, which a
- * hook's garbage mostly is not).
+ * hook's garbage mostly is not). The semi-space is also 4 MB at least: V8 shrank the young generation to 1 MB when
+ * hooks came slowly (a loaded machine) and grew it back to 8 MB when they came fast, so the RSS followed the machine's
+ * load by 7 MB (PERFORMANCE.md, "Soak (wave 8)").
+ * `--expose-gc` gives the server `gc()` for its collection between calls (server/quiet-collection.ts): under steady
+ * traffic V8 let the old space fill up to its allocation limit before collecting (PERFORMANCE.md, "Soak (wave 8)").
  */
-export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=4'];
+export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=4', '--min-semi-space-size=4', '--expose-gc'];
 
 /**
  * glibc's malloc gives each thread that allocates its own arena (up to 8 per core) and rarely hands their free pages

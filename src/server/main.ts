@@ -67,6 +67,7 @@ import { afterAnswers } from './after-answers.js';
 import { acquireLock, lockOwner, releaseLock } from './lock.js';
 import { openMailbox, type Mailbox } from './mailbox-server.js';
 import { startMemoryProbe } from './memory-probe.js';
+import { startQuietCollection } from './quiet-collection.js';
 import { newerVersion, ServerRequestSchema, type ServerReply } from './protocol.js';
 
 /** A request line longer than this is not a hook call (stdin is capped at 16 MiB; JSON escaping can double it). */
@@ -170,6 +171,20 @@ let warm = false;
 let keepingFields = false;
 let lastActivity = Date.now();
 let stopping = false;
+// A full collection between calls, once a minute (server/quiet-collection.ts); `gc` is there with --expose-gc
+// (client.ts SERVER_NODE_FLAGS), absent when dist/server.mjs is run by hand. Each is logged with how long it blocked.
+const collect = (globalThis as { gc?: () => void }).gc;
+if (collect) {
+  startQuietCollection({
+    collect,
+    busy: () => busy,
+    lastActivity: () => lastActivity,
+    calls: () => requests,
+    stopping: () => stopping,
+    onCollected: (ms) => log.info('collected between calls', { ms: Math.round(ms * 10) / 10 }),
+    onError: (error) => log.warn('collection between calls failed', { error }),
+  });
+}
 
 let openedStore: Store;
 try {

@@ -234,13 +234,18 @@ describe.skipIf(process.platform !== 'linux')('the warm server', () => {
     expect(processesOf(home)).toEqual([]);
   }, 60_000);
 
-  it('runs with a capped young generation and two malloc arenas, and samples its memory (and writes a heap snapshot on SIGUSR2) only when the soak asks', async () => {
+  it('runs with a capped young generation, gc() exposed and two malloc arenas, and samples its memory (and writes a heap snapshot on SIGUSR2) only when the soak asks', async () => {
     const home = tempDir();
     seed(home, LESSONS);
     await hookProcess('user-prompt-submit', prompt('a', 'docker builds'), { home, server: true, env: { ENGRAM_MEMORY_PROBE_MS: '200' } });
     const pid = await waitForServer(home);
     // The young generation is capped (server/client.ts SERVER_NODE_FLAGS): V8 grew it to 32 MB under a hook load.
-    expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')).toContain('--max-semi-space-size=4');
+    const flags = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    expect(flags).toContain('--max-semi-space-size=4');
+    // …and does not shrink: the RSS followed the machine's load by 7 MB as V8 resized it.
+    expect(flags).toContain('--min-semi-space-size=4');
+    // gc() for the collection between calls (server/quiet-collection.ts): the old space crept up under steady traffic.
+    expect(flags).toContain('--expose-gc');
     // Two malloc arenas (SERVER_ENV): each of the server's threads kept an arena of its own, 28–31 MB between them.
     expect(readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')).toContain('MALLOC_ARENA_MAX=2');
     const samples = (): Array<{ pid: number; rss_kb: number; heap_used_kb: number; spaces: Record<string, [number, number]> }> => {
