@@ -1,22 +1,37 @@
-// The command line every evaluation bench reads (quality, inject, abstain-dump): which sets, splits and embedders,
-// where the repository and the transformers.js models are.
+// The command line every evaluation bench reads (quality, inject; the tuning benches through _tuning-options.ts):
+// which sets, splits and embedders, where the repository and the transformers.js models are.
 import { join, resolve } from 'node:path';
 import { EVAL_SET_NAMES, type EvalSetName, type EvalSplit } from '../src/services/index.js';
 import { searchTerms } from '../src/services/recall/index.js';
 
-export const args = process.argv.slice(2);
+export interface EvalOptions {
+  args: string[];
+  /** The value after `name`, else `fallback`. */
+  option(name: string, fallback: string): string;
+  root: string;
+  sets: EvalSetName[];
+  /** `--splits` (default both); the tuning benches read one `--split` instead (_tuning-options.ts). */
+  splits: EvalSplit[];
+  embedders: string[];
+  modelDir: string;
+}
 
-/** `--name value` from the command line, or the fallback. */
-export const option = (name: string, fallback: string): string => {
-  const index = args.indexOf(name);
-  return index >= 0 ? (args[index + 1] as string) : fallback;
-};
-
-export const root = option('--root', process.cwd());
-export const sets = option('--sets', EVAL_SET_NAMES.join(',')).split(',') as EvalSetName[];
-export const splits = option('--splits', 'dev,test').split(',') as EvalSplit[];
-export const embedders = option('--embedders', 'use-lite,ctx-use-256,static-use-256').split(',');
-export const modelDir = resolve(option('--model-dir', join(root, '..', 'shared', 'models')));
+export function evalOptions(args: string[] = process.argv.slice(2)): EvalOptions {
+  const option = (name: string, fallback: string): string => {
+    const index = args.indexOf(name);
+    return index >= 0 ? (args[index + 1] as string) : fallback;
+  };
+  const root = option('--root', process.cwd());
+  return {
+    args,
+    option,
+    root,
+    sets: option('--sets', EVAL_SET_NAMES.join(',')).split(',') as EvalSetName[],
+    splits: option('--splits', 'dev,test').split(',') as EvalSplit[],
+    embedders: option('--embedders', 'use-lite,ctx-use-256,static-use-256').split(','),
+    modelDir: resolve(option('--model-dir', join(root, '..', 'shared', 'models'))),
+  };
+}
 
 /**
  * Names in a query: its capitalised words that do not start a sentence (a person, a place, a product), possessive

@@ -8,7 +8,9 @@ import { join } from 'node:path';
 import { loadSettings, readEnv, type Embedder, type EmbedderChoice, type Store } from '../src/core/index.js';
 import { evalSetFiles, runRetrievalBench, searchTuning, tuningQueryFile } from '../src/services/index.js';
 import { queryTerms, searchTerms } from '../src/services/recall/index.js';
-import { embedders, modelDir, option, root, sets } from './_eval-args.js';
+import { tuningOptions } from './_tuning-options.js';
+
+const { option, root, sets, embedders, modelDir } = tuningOptions();
 
 const out = option('--out', '/tmp/abstain-dev.json');
 

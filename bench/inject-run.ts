@@ -14,7 +14,9 @@ import {
   type SearchResponse,
   type SearchMode,
 } from '../src/services/index.js';
-import { args, embedders, modelDir, option, root, sets, splits } from './_eval-args.js';
+import { evalOptions } from './_eval-args.js';
+
+const { args, option, root, sets, splits, embedders, modelDir } = evalOptions();
 
 
 function choiceOf(name: string): EmbedderChoice {

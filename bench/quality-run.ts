@@ -11,7 +11,9 @@ import {
   type EvalSplit,
   type SearchMode,
 } from '../src/services/index.js';
-import { embedders, modelDir, option, root, sets, splits } from './_eval-args.js';
+import { evalOptions } from './_eval-args.js';
+
+const { option, root, sets, splits, embedders, modelDir } = evalOptions();
 
 const json = option('--json', '');
 const MODES: SearchMode[] = ['bm25', 'vector', 'hybrid'];
