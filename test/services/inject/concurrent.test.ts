@@ -4,8 +4,9 @@
  * already count what the first chose — no engram injected twice, no budget spent twice.
  */
 import { describe, expect, it } from 'vitest';
-import { addEngram, createSearchEngine, injectForQuery, type InjectDeps } from '../../../src/services/index.js';
-import { tempDir, tempStore } from '../../_helpers.js';
+import { addEngram, injectForQuery } from '../../../src/services/index.js';
+import { tempStore } from '../../_helpers.js';
+import { bm25InjectDeps } from './_deps.js';
 
 const session = { sessionId: 'parallel-tools', agent: 'claude' as const, cwd: '/work/shop', transcriptPath: null };
 const env = { tags: [], agent: 'claude' as const, cwd: '/work/shop' };
@@ -17,18 +18,8 @@ function setup(sessionChars = 20_000) {
   addEngram(store, { text: 'Docker builds in CI need BuildKit and its cache mount, or every build starts cold.' });
   addEngram(store, { text: 'The CI docker cache is keyed by the lockfile hash; a changed lockfile rebuilds everything.' });
   addEngram(store, { text: 'Fonts are served from the CDN, never bundled.' });
-  const engine = createSearchEngine(store, { embedder: null, indexDir: tempDir(), tuning: { rrfK: 60, weights: { bm25: 1 }, topK: 10 } });
   const deferred: Array<() => void> = [];
-  const deps: InjectDeps = {
-    store: () => store,
-    search: (searchRequest) => engine.search(searchRequest),
-    embedderKind: () => null,
-    mode: 'bm25',
-    answeredBy: 'server',
-    limits: { sessionStartChars: 4_000, promptChars: 2_000, toolChars: 2_000, sessionChars },
-    now: () => new Date('2026-11-27T12:00:00.000Z'),
-    defer: (work) => deferred.push(work),
-  };
+  const deps = bm25InjectDeps(store, { rrfK: 60, sessionChars, defer: (work) => deferred.push(work) });
   return { store, deps, deferred, flush: () => deferred.splice(0).forEach((work) => work()) };
 }
 

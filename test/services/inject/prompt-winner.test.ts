@@ -4,8 +4,9 @@
  * the hooks' path is what is tested. Tool events do not get it.
  */
 import { describe, expect, it } from 'vitest';
-import { addEngram, createSearchEngine, injectForQuery, type InjectDeps } from '../../../src/services/index.js';
-import { tempDir, tempStore } from '../../_helpers.js';
+import { addEngram, injectForQuery } from '../../../src/services/index.js';
+import { tempStore } from '../../_helpers.js';
+import { bm25InjectDeps } from './_deps.js';
 
 const session = { sessionId: 'prompt-winner', agent: 'claude' as const, cwd: '/work/shop', transcriptPath: null };
 const env = { tags: [], agent: 'claude' as const, cwd: '/work/shop' };
@@ -15,17 +16,7 @@ function setup() {
   const ci = addEngram(store, { text: 'Keep CI under 15 minutes: run the slow e2e suite only on main and on PRs labelled e2e.', category: 'ops/ci' });
   addEngram(store, { text: 'Batch inserts inside one transaction; 10k single-row autocommits take seconds.' });
   addEngram(store, { text: 'Fonts are served from the CDN, never bundled.' });
-  const engine = createSearchEngine(store, { embedder: null, indexDir: tempDir(), tuning: { rrfK: 5, weights: { bm25: 1 }, topK: 10 } });
-  const deps: InjectDeps = {
-    store: () => store,
-    search: (request) => engine.search(request),
-    embedderKind: () => null,
-    mode: 'bm25',
-    answeredBy: 'server',
-    limits: { sessionStartChars: 4_000, promptChars: 2_000, toolChars: 2_000, sessionChars: 20_000 },
-    now: () => new Date('2026-11-27T12:00:00.000Z'),
-    defer: (work) => work(),
-  };
+  const deps = bm25InjectDeps(store, { rrfK: 5 });
   return { deps, ci: ci.engram.id };
 }
 
