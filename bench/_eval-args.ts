@@ -19,7 +19,11 @@ export interface EvalOptions {
 export function evalOptions(args: string[] = process.argv.slice(2)): EvalOptions {
   const option = (name: string, fallback: string): string => {
     const index = args.indexOf(name);
-    return index >= 0 ? (args[index + 1] as string) : fallback;
+    if (index < 0) return fallback;
+    const value = args[index + 1];
+    // `--json` with no file before the appended `--root DIR` once wrote a file named "--root" into the repository.
+    if (value === undefined || value.startsWith('--')) throw new Error(`${name} wants a value (got ${value ?? 'nothing'})`);
+    return value;
   };
   const root = option('--root', process.cwd());
   return {
