@@ -183,6 +183,22 @@ if (args.includes('--agree-grid')) {
     q.top.some((h, i) => (h.sim ?? 0) >= sureOf[q.kind] + sure || (agreed(h) && (q.covAll[i] as number) >= a) || (q.unknownShare <= u && ((q.cov[i] as number) >= c || (agreed(h) && (q.cov[i] as number) >= a))));
   for (const u of [0.45, 0.5, 0.55, 0.6]) for (const c of [0.4, 0.45, 0.5]) for (const a of [0.15, 0.2, 0.25, 0.3, 0.4]) for (const sure of [0, 0.05, 0.1, 1]) add(`agree: unknown ≤ ${u}, coverage ${c}, agreed ${a}, sure +${sure}`, ruleAS(u, c, a, sure));
 }
+// Round 7: BM25's best score per unit of the query's weight (ΣIDF of its terms): how much evidence the best memory
+// holds for the words asked, length-aware by construction (a longer query needs more score). Within queries of the
+// same number of terms it tells answers from unanswerable queries better than the raw score on the dialogue set.
+if (args.includes('--round7')) {
+  const perWeight = (q: Q): number => (q.total > 0 ? bm25Top(q) / q.total : 0);
+  for (const x of [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2]) for (const [u, c] of [[0.5, 0.45], [0.55, 0.45], [0.6, 0.45], [0.6, 0.4], [0.7, 0.4], [0.7, 0.35], [1, 0.35], [1, 0.3]] as const) {
+    add(`r7: BM25 best / ΣIDF ≥ ${x} on every path, unknown ≤ ${u}, coverage ${c}`, ruleAll(u, c, (q) => perWeight(q) >= x));
+    add(`r7: BM25 best / ΣIDF ≥ ${x} on the lexical path, unknown ≤ ${u}, coverage ${c}`, ruleFloor(u, c, (q) => perWeight(q) >= x));
+  }
+  // A floor that grows with the query's length: m × ln N × (terms / 4)^p (p 0: round 6's family 4).
+  for (const m of [0.6, 0.7, 0.8, 0.9, 1, 1.1, 1.2]) for (const pw of [0.25, 0.5, 0.75, 1]) for (const [u, c] of [[0.5, 0.45], [0.55, 0.45], [0.6, 0.45], [0.6, 0.4], [0.7, 0.4]] as const) {
+    const floor = (q: Q): boolean => bm25Top(q) >= m * Math.log(storeN(q)) * (q.weights.length / 4) ** pw;
+    add(`r7: floor ${m} × ln N × (terms / 4)^${pw} on every path, unknown ≤ ${u}, coverage ${c}`, ruleAll(u, c, floor));
+    add(`r7: floor ${m} × ln N × (terms / 4)^${pw} on the lexical path, unknown ≤ ${u}, coverage ${c}`, ruleFloor(u, c, floor));
+  }
+}
 out.sort((a, b) => b.r.k - a.r.k);
 const p = (x: number): string => (100 * x).toFixed(1);
 for (const { name, r } of out) console.log(`${p(r.s).padStart(5)} % silence ${p(r.k).padStart(5)} % kept (worst ${p(r.ws)} / ${p(r.wk)}) | ${Object.entries(r.per).map(([s, v]) => `${s.slice(0, 5)} ${p(v[0])}/${p(v[1])}`).join(' ')} | ${name}`);

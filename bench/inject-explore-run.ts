@@ -389,7 +389,7 @@ if (args.includes('--timing')) {
 // how deep in BM25's list a semantic match must sit, the prompt winner only at the fused first place (round 5/6), and
 // a floor on the first injected result's score relative to the first result (dev only).
 if (args.includes('--round7')) {
-  interface R7 { name: string; depth?: number; noAgreement?: boolean; winnerFirstOnly?: boolean; floor?: number }
+  interface R7 { name: string; depth?: number; noAgreement?: boolean; winnerFirstOnly?: boolean; floor?: number; winnerGap?: number; agreedGap?: number; laterMatched?: boolean; promptMax?: number }
   const tunable = INJECT as unknown as { semanticKeywordDepth: number };
   const shippedDepth = tunable.semanticKeywordDepth;
   const choose7 = (row: Row, v: R7) => {
@@ -397,8 +397,19 @@ if (args.includes('--round7')) {
     if (row.abstained || row.weak) return [];
     const hits = row.results.map(hitOf);
     tunable.semanticKeywordDepth = v.depth ?? shippedDepth;
-    let chosen = chooseHits(hits, row.hook_query ?? row.q, { max: tool ? INJECT.toolMax : INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, keywordMargin: tool, promptWinner: !tool, hybrid: !v.noAgreement && hybridRow(row) });
+    const pw = INJECT.promptWinner as unknown as { bm25Gap: number };
+    const gap = pw.bm25Gap;
+    pw.bm25Gap = v.winnerGap ?? gap;
+    let chosen = chooseHits(hits, row.hook_query ?? row.q, { max: tool ? INJECT.toolMax : (v.promptMax ?? INJECT.promptMax), alreadyShown: new Set(), embedderKind: row.model, keywordMargin: tool, promptWinner: !tool, hybrid: !v.noAgreement && hybridRow(row) });
     tunable.semanticKeywordDepth = shippedDepth;
+    pw.bm25Gap = gap;
+    const first = hits[0];
+    if (!tool && v.agreedGap !== undefined && chosen.length === 0 && first && first.ranks.bm25 === 1 && first.ranks.vector === 1) {
+      // Round 6's "both lists' first": the first result is BM25's and the vector list's first, BM25 agreedGap × ahead, two terms.
+      const r = relevance(first, contentTerms(row.hook_query ?? row.q), row.model);
+      if (r.matched >= 2 && bm25Ratio(hits, first) >= v.agreedGap) chosen = [{ hit: first, relevance: r }];
+    }
+    if (!tool && v.laterMatched && chosen.length > 1) chosen = chosen.filter((c, i) => i === 0 || c.relevance.matched >= (chosen[0] as (typeof chosen)[number]).relevance.matched);
     if (v.winnerFirstOnly) chosen = chosen.filter((c) => c.relevance.reason !== 'clear-winner' || c.hit === hits[0]);
     if (v.floor !== undefined && !tool && hits[0]) chosen = chosen.filter((c) => c.hit.score >= (v.floor as number) * (hits[0] as SearchHit).score);
     return chosen;
@@ -410,6 +421,10 @@ if (args.includes('--round7')) {
     { name: 'shipped (both)' },
   ];
   for (const d of [1, 2, 4, 5, 10, 20, 50, Infinity]) variants.push({ name: `semantic agreement: BM25 top ${d}`, depth: d });
+  for (const g of [1.3, 1.4, 1.5, 1.6]) variants.push({ name: `shipped, prompt winner gap ${g} (was 1.7)`, winnerGap: g });
+  for (const g of [1.2, 1.3, 1.5]) variants.push({ name: `shipped + both lists' first, BM25 ${g} × ahead, two terms`, agreedGap: g });
+  variants.push({ name: 'shipped + a second or third injection holds as many terms as the first', laterMatched: true });
+  variants.push({ name: 'shipped, at most 2 per prompt (was 3)', promptMax: 2 });
   for (const f of [0.5, 0.6, 0.7, 0.75, 0.8, 0.9]) variants.push({ name: `round 6 + first injected ≥ ${f} of the first result`, noAgreement: true, winnerFirstOnly: true, floor: f });
   printVariants(variants, choose7, 58);
 }

@@ -99,6 +99,11 @@ export const INJECT = {
    * clear, and requiring the first place made the rule depend on the vector list ("can we ship the migration this
    * friday afternoon": static-use-256 put a lesson BM25 ranks 2nd first, above the Friday-deploys lesson BM25 scores
    * 1.8 × every other). Dev: lesson set static-use-256 58.4 / 91.0 → 58.9 / 91.1 % alone, every other cell unchanged.
+   *
+   * Test split (read once, after tuning, both rules): the lesson cells unchanged (56.4 / 89.1, 53.5 / 83.1, 54.5 /
+   * 84.6 %); dialogue precision 41.0 → 45.7 % (ctx-use-256) and 41.8 → 44.1 % (static-use-256), silence on its
+   * unanswerable questions 7.7 / 15.4 → 30.8 %; fixtures/eval with USE lite silent on every unanswerable prompt
+   * (81.8 → 100 %); conversations ctx-use-256 precision 43.4 → 44.0 %; no test cell lower.
    */
   semanticKeywordDepth: 3,
   /** Candidates read from search before thresholds and de-duplication. */
