@@ -389,7 +389,7 @@ if (args.includes('--timing')) {
 // how deep in BM25's list a semantic match must sit, the prompt winner only at the fused first place (round 5/6), and
 // a floor on the first injected result's score relative to the first result (dev only).
 if (args.includes('--round7')) {
-  interface R7 { name: string; depth?: number; noAgreement?: boolean; winnerFirstOnly?: boolean; floor?: number; winnerGap?: number; agreedGap?: number; laterMatched?: boolean; promptMax?: number }
+  interface R7 { name: string; depth?: number; noAgreement?: boolean; winnerFirstOnly?: boolean; floor?: number; winnerGap?: number; agreedGap?: number; laterMatched?: boolean; promptMax?: number; lowGapVector?: number }
   const tunable = INJECT as unknown as { semanticKeywordDepth: number };
   const shippedDepth = tunable.semanticKeywordDepth;
   const choose7 = (row: Row, v: R7) => {
@@ -409,6 +409,9 @@ if (args.includes('--round7')) {
       const r = relevance(first, contentTerms(row.hook_query ?? row.q), row.model);
       if (r.matched >= 2 && bm25Ratio(hits, first) >= v.agreedGap) chosen = [{ hit: first, relevance: r }];
     }
+    const won = chosen[0];
+    // A winner below the shipped gap (winnerGap) counts only when the vector list ranks it in its top lowGapVector.
+    if (!tool && v.lowGapVector !== undefined && won?.relevance.reason === 'clear-winner' && bm25Ratio(hits, won.hit) < gap && (won.hit.ranks.vector ?? 99) > v.lowGapVector) chosen = [];
     if (!tool && v.laterMatched && chosen.length > 1) chosen = chosen.filter((c, i) => i === 0 || c.relevance.matched >= (chosen[0] as (typeof chosen)[number]).relevance.matched);
     if (v.winnerFirstOnly) chosen = chosen.filter((c) => c.relevance.reason !== 'clear-winner' || c.hit === hits[0]);
     if (v.floor !== undefined && !tool && hits[0]) chosen = chosen.filter((c) => c.hit.score >= (v.floor as number) * (hits[0] as SearchHit).score);
@@ -422,6 +425,7 @@ if (args.includes('--round7')) {
   ];
   for (const d of [1, 2, 4, 5, 10, 20, 50, Infinity]) variants.push({ name: `semantic agreement: BM25 top ${d}`, depth: d });
   for (const g of [1.3, 1.4, 1.5, 1.6]) variants.push({ name: `shipped, prompt winner gap ${g} (was 1.7)`, winnerGap: g });
+  for (const g of [1.3, 1.4, 1.5]) for (const d of [2, 3]) variants.push({ name: `shipped, prompt winner gap ${g} when the vector list ranks it ≤ ${d}`, winnerGap: g, lowGapVector: d });
   for (const g of [1.2, 1.3, 1.5]) variants.push({ name: `shipped + both lists' first, BM25 ${g} × ahead, two terms`, agreedGap: g });
   variants.push({ name: 'shipped + a second or third injection holds as many terms as the first', laterMatched: true });
   variants.push({ name: 'shipped, at most 2 per prompt (was 3)', promptMax: 2 });
