@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadSettings, readEnv, type Embedder, type EmbedderChoice, type Store } from '../src/core/index.js';
 import { evalSetFiles, runRetrievalBench, searchTuning, tuningQueryFile } from '../src/services/index.js';
-import { queryTerms, searchTerms } from '../src/services/recall/index.js';
+import { buildBm25Index, queryTerms, searchTerms } from '../src/services/recall/index.js';
 import { tuningOptions } from './_tuning-options.js';
 
 const { option, root, sets, embedders, modelDir } = tuningOptions();
@@ -49,12 +49,39 @@ function nearestStats(store: Store, model: Embedder | null): { mean: number; sd:
   return { mean, sd, n: nearest.length };
 }
 
+/**
+ * Round 7: the store's own BM25 scale, computed once per store as an index build would: for each memory and k = 1…6,
+ * the BM25 score it gets for a query of its own k rarest terms (highest IDF in the store); quantiles per k.
+ */
+function selfScores(store: Store): Record<number, number[]> {
+  const { index } = buildBm25Index(store);
+  const out: Record<number, number[]> = {};
+  for (const engram of store.engrams.iterate()) {
+    const terms = [...new Set(searchTerms(`${engram.title ?? ''} ${engram.text} ${engram.category} ${engram.tags.join(' ')}`))];
+    terms.sort((x, y) => index.idf(y) - index.idf(x));
+    for (let k = 1; k <= 6; k++) {
+      if (terms.length < k) break;
+      const hits = index.searchWeighted(terms.slice(0, k).map((term) => ({ term, weight: 1 })), 50);
+      const own = hits.find((h) => h.id === engram.id)?.score ?? 0;
+      (out[k] ??= []).push(own);
+    }
+  }
+  // Quantiles 10, 25, 50, 75, 90 % per k (the dump keeps the scale, not every memory's score).
+  const quantiles: Record<number, number[]> = {};
+  for (const [k, list] of Object.entries(out)) {
+    list.sort((x, y) => x - y);
+    quantiles[Number(k)] = [0.1, 0.25, 0.5, 0.75, 0.9].map((q) => list[Math.min(list.length - 1, Math.floor(q * list.length))] as number);
+  }
+  return quantiles;
+}
+
 const rows: unknown[] = [];
 const settings = loadSettings(readEnv());
 for (const embedder of embedders) {
   for (const set of sets) {
     const files = evalSetFiles(root, set, 'dev');
     let stats: ReturnType<typeof nearestStats> = null;
+    let self: Record<number, number[]> = {};
     let storeIndex = 0;
     await runRetrievalBench({
       memories: readFileSync(files.memories, 'utf8').split('\n'),
@@ -67,6 +94,7 @@ for (const embedder of embedders) {
       search: { abstain: false, explain: true },
       onStore(store, model) {
         stats = nearestStats(store, model);
+        self = selfScores(store);
         storeIndex++;
       },
       inspect(query, response, memoryIdsOf) {
@@ -80,6 +108,7 @@ for (const embedder of embedders) {
           kind: query.kind ?? null,
           weak: response.weak,
           nearest: stats,
+          self,
           abstain: response.explain?.abstain ?? null,
           docs: response.explain ? undefined : undefined,
           results: response.results.map((hit) => {

@@ -10,6 +10,8 @@ interface Hit { id: number; mem: string[]; ranks: { bm25: number | null; vector:
 interface Row {
   set: string; embedder: string; store: number; q: string; relevant: string[]; kind: string | null; weak: string | null;
   nearest: { mean: number; sd: number; n: number } | null;
+  /** Round 7: per k = 1…6, quantiles (10, 25, 50, 75, 90 %) of the BM25 score each memory gets for its own k rarest terms. */
+  self?: Record<string, number[]>;
   abstain: { weak: string | null; terms: Array<{ term: string; weight: number }>; unknown: { terms: string[]; share: number }; best: unknown } | null;
   results: Hit[];
 }
@@ -182,6 +184,39 @@ if (args.includes('--agree-grid')) {
   const ruleAS = (u: number, c: number, a: number, sure: number) => (q: Q): boolean =>
     q.top.some((h, i) => (h.sim ?? 0) >= sureOf[q.kind] + sure || (agreed(h) && (q.covAll[i] as number) >= a) || (q.unknownShare <= u && ((q.cov[i] as number) >= c || (agreed(h) && (q.cov[i] as number) >= a))));
   for (const u of [0.45, 0.5, 0.55, 0.6]) for (const c of [0.4, 0.45, 0.5]) for (const a of [0.15, 0.2, 0.25, 0.3, 0.4]) for (const sure of [0, 0.05, 0.1, 1]) add(`agree: unknown ≤ ${u}, coverage ${c}, agreed ${a}, sure +${sure}`, ruleAS(u, c, a, sure));
+}
+// Round 7: BM25's best score per unit of the query's weight (ΣIDF of its terms): how much evidence the best memory
+// holds for the words asked, length-aware by construction (a longer query needs more score). Within queries of the
+// same number of terms it tells answers from unanswerable queries better than the raw score on the dialogue set.
+if (args.includes('--round7')) {
+  const perWeight = (q: Q): number => (q.total > 0 ? bm25Top(q) / q.total : 0);
+  for (const x of [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2]) for (const [u, c] of [[0.5, 0.45], [0.55, 0.45], [0.6, 0.45], [0.6, 0.4], [0.7, 0.4], [0.7, 0.35], [1, 0.35], [1, 0.3]] as const) {
+    add(`r7: BM25 best / ΣIDF ≥ ${x} on every path, unknown ≤ ${u}, coverage ${c}`, ruleAll(u, c, (q) => perWeight(q) >= x));
+    add(`r7: BM25 best / ΣIDF ≥ ${x} on the lexical path, unknown ≤ ${u}, coverage ${c}`, ruleFloor(u, c, (q) => perWeight(q) >= x));
+  }
+  // The store's own scale (bench/abstain-dump.mjs `self`): BM25's best score against what a memory of this store scores
+  // for a query of its own k rarest terms, k = the query's known terms (1…6): as a share of that median, or above a
+  // low quantile of it.
+  const selfAt = (q: Q, i: number): number => {
+    const k = Math.max(1, Math.min(6, q.weights.length - q.unknown.size));
+    return q.row.self?.[String(k)]?.[i] ?? Number.NaN;
+  };
+  for (const x of [0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]) for (const [u, c] of [[0.5, 0.45], [0.55, 0.45], [0.6, 0.45], [0.6, 0.4], [0.7, 0.4], [1, 0.35]] as const) {
+    const floor = (q: Q): boolean => !(bm25Top(q) < x * selfAt(q, 2));
+    add(`r7: BM25 best ≥ ${x} × the store's median self-score on every path, unknown ≤ ${u}, coverage ${c}`, ruleAll(u, c, floor));
+    add(`r7: BM25 best ≥ ${x} × the store's median self-score on the lexical path, unknown ≤ ${u}, coverage ${c}`, ruleFloor(u, c, floor));
+  }
+  for (const [i, name] of [[0, '10 %'], [1, '25 %']] as const) for (const [u, c] of [[0.5, 0.45], [0.55, 0.45], [0.6, 0.45], [0.6, 0.4], [0.7, 0.4], [1, 0.35]] as const) {
+    const floor = (q: Q): boolean => !(bm25Top(q) < selfAt(q, i));
+    add(`r7: BM25 best ≥ the store's ${name} self-score on every path, unknown ≤ ${u}, coverage ${c}`, ruleAll(u, c, floor));
+    add(`r7: BM25 best ≥ the store's ${name} self-score on the lexical path, unknown ≤ ${u}, coverage ${c}`, ruleFloor(u, c, floor));
+  }
+  // A floor that grows with the query's length: m × ln N × (terms / 4)^p (p 0: round 6's family 4).
+  for (const m of [0.6, 0.7, 0.8, 0.9, 1, 1.1, 1.2]) for (const pw of [0.25, 0.5, 0.75, 1]) for (const [u, c] of [[0.5, 0.45], [0.55, 0.45], [0.6, 0.45], [0.6, 0.4], [0.7, 0.4]] as const) {
+    const floor = (q: Q): boolean => bm25Top(q) >= m * Math.log(storeN(q)) * (q.weights.length / 4) ** pw;
+    add(`r7: floor ${m} × ln N × (terms / 4)^${pw} on every path, unknown ≤ ${u}, coverage ${c}`, ruleAll(u, c, floor));
+    add(`r7: floor ${m} × ln N × (terms / 4)^${pw} on the lexical path, unknown ≤ ${u}, coverage ${c}`, ruleFloor(u, c, floor));
+  }
 }
 out.sort((a, b) => b.r.k - a.r.k);
 const p = (x: number): string => (100 * x).toFixed(1);

@@ -12,6 +12,8 @@ const rows = JSON.parse(readFileSync(file, 'utf8')) as Row[];
 if (rows.some((r) => r.split !== 'dev')) throw new Error('dev rows only');
 const hitOf = (r: Row['results'][number]): SearchHit => ({ id: r.id, score: r.score, ranks: r.ranks, signals: r.signals, engram: { id: r.id, title: r.title, text: r.text, category: r.category, tags: r.tags } as never });
 const verbose = args.includes('--verbose');
+/** Prompts searched with a model are hybrid searches (inject.mjs dumps the mode hooks use; tool events are BM25). */
+const hybridRow = (row: Row): boolean => row.model !== null && (row.event === null || row.event === 'UserPromptSubmit');
 
 /**
  * One line per variant: for each set × embedder (the lesson set only, unless `--all`), relevant injected / precision /
@@ -259,7 +261,7 @@ if (args.includes('--misses6')) {
     const query = row.hook_query ?? row.q;
     const rel = new Set(row.relevant);
     const isGood = (id: number): boolean => (row.results.find((r) => r.id === id)?.mem ?? []).some((m) => rel.has(m));
-    const shipped = row.abstained || row.weak ? [] : chooseHits(hits, query, { max: tool ? INJECT.toolMax : INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, keywordMargin: tool, promptWinner: !tool });
+    const shipped = row.abstained || row.weak ? [] : chooseHits(hits, query, { max: tool ? INJECT.toolMax : INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, keywordMargin: tool, promptWinner: !tool, hybrid: hybridRow(row) });
     const good = shipped.filter((c) => isGood(c.hit.id)).length;
     const bad = shipped.length - good;
     if (row.relevant.length > 0 && good > 0 && bad === 0) continue;
@@ -381,4 +383,52 @@ if (args.includes('--timing')) {
   fuller.depth = 3;
   const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
   console.log(`${tools.length} tool events; chooseHits per call, median of 7 rounds: fullerMatch off ${median(off).toFixed(2)} µs, on ${median(on).toFixed(2)} µs`);
+}
+
+// Round 7: `--round7` — the shipped choice (with round 7's semantic agreement and prompt winner) against variants:
+// how deep in BM25's list a semantic match must sit, the prompt winner only at the fused first place (round 5/6), and
+// a floor on the first injected result's score relative to the first result (dev only).
+if (args.includes('--round7')) {
+  interface R7 { name: string; depth?: number; noAgreement?: boolean; winnerFirstOnly?: boolean; floor?: number; winnerGap?: number; agreedGap?: number; laterMatched?: boolean; promptMax?: number; lowGapVector?: number }
+  const tunable = INJECT as unknown as { semanticKeywordDepth: number };
+  const shippedDepth = tunable.semanticKeywordDepth;
+  const choose7 = (row: Row, v: R7) => {
+    const tool = row.event !== null && row.event !== 'UserPromptSubmit';
+    if (row.abstained || row.weak) return [];
+    const hits = row.results.map(hitOf);
+    tunable.semanticKeywordDepth = v.depth ?? shippedDepth;
+    const pw = INJECT.promptWinner as unknown as { bm25Gap: number };
+    const gap = pw.bm25Gap;
+    pw.bm25Gap = v.winnerGap ?? gap;
+    let chosen = chooseHits(hits, row.hook_query ?? row.q, { max: tool ? INJECT.toolMax : (v.promptMax ?? INJECT.promptMax), alreadyShown: new Set(), embedderKind: row.model, keywordMargin: tool, promptWinner: !tool, hybrid: !v.noAgreement && hybridRow(row) });
+    tunable.semanticKeywordDepth = shippedDepth;
+    pw.bm25Gap = gap;
+    const first = hits[0];
+    if (!tool && v.agreedGap !== undefined && chosen.length === 0 && first && first.ranks.bm25 === 1 && first.ranks.vector === 1) {
+      // Round 6's "both lists' first": the first result is BM25's and the vector list's first, BM25 agreedGap × ahead, two terms.
+      const r = relevance(first, contentTerms(row.hook_query ?? row.q), row.model);
+      if (r.matched >= 2 && bm25Ratio(hits, first) >= v.agreedGap) chosen = [{ hit: first, relevance: r }];
+    }
+    const won = chosen[0];
+    // A winner below the shipped gap (winnerGap) counts only when the vector list ranks it in its top lowGapVector.
+    if (!tool && v.lowGapVector !== undefined && won?.relevance.reason === 'clear-winner' && bm25Ratio(hits, won.hit) < gap && (won.hit.ranks.vector ?? 99) > v.lowGapVector) chosen = [];
+    if (!tool && v.laterMatched && chosen.length > 1) chosen = chosen.filter((c, i) => i === 0 || c.relevance.matched >= (chosen[0] as (typeof chosen)[number]).relevance.matched);
+    if (v.winnerFirstOnly) chosen = chosen.filter((c) => c.relevance.reason !== 'clear-winner' || c.hit === hits[0]);
+    if (v.floor !== undefined && !tool && hits[0]) chosen = chosen.filter((c) => c.hit.score >= (v.floor as number) * (hits[0] as SearchHit).score);
+    return chosen;
+  };
+  const variants: R7[] = [
+    { name: 'round 6 (before): no agreement, winner at the first place', noAgreement: true, winnerFirstOnly: true },
+    { name: 'semantic agreement alone (BM25 top 3)', winnerFirstOnly: true },
+    { name: 'prompt winner anywhere alone', noAgreement: true },
+    { name: 'shipped (both)' },
+  ];
+  for (const d of [1, 2, 4, 5, 10, 20, 50, Infinity]) variants.push({ name: `semantic agreement: BM25 top ${d}`, depth: d });
+  for (const g of [1.3, 1.4, 1.5, 1.6]) variants.push({ name: `shipped, prompt winner gap ${g} (was 1.7)`, winnerGap: g });
+  for (const g of [1.3, 1.4, 1.5]) for (const d of [2, 3]) variants.push({ name: `shipped, prompt winner gap ${g} when the vector list ranks it ≤ ${d}`, winnerGap: g, lowGapVector: d });
+  for (const g of [1.2, 1.3, 1.5]) variants.push({ name: `shipped + both lists' first, BM25 ${g} × ahead, two terms`, agreedGap: g });
+  variants.push({ name: 'shipped + a second or third injection holds as many terms as the first', laterMatched: true });
+  variants.push({ name: 'shipped, at most 2 per prompt (was 3)', promptMax: 2 });
+  for (const f of [0.5, 0.6, 0.7, 0.75, 0.8, 0.9]) variants.push({ name: `round 6 + first injected ≥ ${f} of the first result`, noAgreement: true, winnerFirstOnly: true, floor: f });
+  printVariants(variants, choose7, 58);
 }

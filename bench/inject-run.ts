@@ -84,6 +84,7 @@ for (const embedder of embedders) {
                 embedderKind: response.model ? kindOf(embedder) : null,
                 keywordMargin: Boolean(query.event && query.event !== 'UserPromptSubmit') && mode === 'bm25',
                 promptWinner: !query.event || query.event === 'UserPromptSubmit',
+                hybrid: mode === 'hybrid',
               });
           for (const key of [mode, ...(mode === hookMode ? ['as hooks run'] : [])]) {
             const t = tally(key);

@@ -50,9 +50,10 @@ function termsOf(text: string): ReadonlySet<string> {
 /**
  * Is a search hit good enough to put in front of the agent? Search always returns its nearest neighbours; a hook
  * must say nothing rather than something weak. Lexical: enough of the query's content terms occur in the engram.
- * Semantic: the vector similarity is high for this embedder kind.
+ * Semantic: the vector similarity is high for this embedder kind, and in a hybrid search (`hybrid`) BM25 ranks the
+ * hit in its top `semanticKeywordDepth` too.
  */
-export function relevance(hit: SearchHit, terms: ReadonlySet<string>, embedderKind: string | null): Relevance {
+export function relevance(hit: SearchHit, terms: ReadonlySet<string>, embedderKind: string | null, hybrid = false): Relevance {
   const engram = hit.engram;
   const engramTerms = termsOf(`${engram.title ?? ''} ${engram.text} ${engram.category} ${engram.tags.join(' ')}`);
   let matched = 0;
@@ -62,7 +63,10 @@ export function relevance(hit: SearchHit, terms: ReadonlySet<string>, embedderKi
   const lexical =
     (matched >= minMatched && coverage >= minCoverage) || matched >= strongMatched || (terms.size <= shortQueryTerms && matched >= 1);
   const floor = embedderKind ? INJECT.similarity[embedderKind] : undefined;
-  const semantic = floor !== undefined && hit.ranks.vector === 1 && hit.signals.vector !== null && hit.signals.vector >= floor;
+  // In a hybrid search the keyword list must not contradict the vectors: the nearest vector counts only when BM25 also
+  // ranks it near the top (a distilled model's 0.5 is reached by a topic neighbour the keywords put far down).
+  const keywordsAgree = !hybrid || (hit.ranks.bm25 !== null && hit.ranks.bm25 <= INJECT.semanticKeywordDepth);
+  const semantic = floor !== undefined && hit.ranks.vector === 1 && hit.signals.vector !== null && hit.signals.vector >= floor && keywordsAgree;
   return { matched, coverage, similarity: hit.signals.vector, reason: lexical ? 'lexical' : semantic ? 'semantic' : null };
 }
 
@@ -88,16 +92,17 @@ export function clearKeywordWinner(hits: readonly SearchHit[], first: Relevance)
 }
 
 /**
- * A prompt's first result that the keyword ranking singles out, when the relevance rule withheld everything: it is
- * BM25's first hit, scores at least `promptWinner.bm25Gap` × the BM25 score of every other result, and holds
+ * A prompt's result that the keyword ranking singles out, when the relevance rule withheld everything: BM25's first
+ * hit, wherever the fusion placed it (a hit the vectors lifted above it does not make the keywords less clear; round
+ * 7), not shown yet, scoring at least `promptWinner.bm25Gap` × the BM25 score of every other result, and holding
  * `promptWinner.minMatched` of the prompt's content terms covering `promptWinner.minCoverage` of them (the relevance
  * rule asks 0.5). A prompt is a sentence, so half its content words rarely sit in the lesson that answers it ("CI
  * takes 40 minutes now" against "Keep CI under 15 minutes"); a hit that stands that far above every other memory on
  * the words it does hold is the answer far more often than not (services/inject/tuning.ts has the numbers).
  */
-export function clearPromptWinner(hits: readonly SearchHit[], terms: ReadonlySet<string>, embedderKind: string | null): Chosen | null {
-  const [first] = hits;
-  if (!first || first.ranks.bm25 !== 1) return null;
+export function clearPromptWinner(hits: readonly SearchHit[], terms: ReadonlySet<string>, embedderKind: string | null, alreadyShown: ReadonlySet<number> = new Set()): Chosen | null {
+  const first = hits.find((hit) => hit.ranks.bm25 === 1);
+  if (!first || alreadyShown.has(first.id)) return null;
   const { bm25Gap, minMatched, minCoverage } = INJECT.promptWinner;
   const own = first.signals.bm25 ?? 0;
   let next = 0;
@@ -141,6 +146,8 @@ export function chooseHits(
     keywordMargin?: boolean;
     /** A prompt: when the relevance rule keeps nothing, a first hit the keyword ranking singles out is injected ({@link clearPromptWinner}). */
     promptWinner?: boolean;
+    /** The results fuse BM25 and vectors (a hybrid search): a semantic match needs BM25's agreement ({@link relevance}). */
+    hybrid?: boolean;
   },
 ): Chosen[] {
   const terms = contentTerms(query);
@@ -151,14 +158,14 @@ export function chooseHits(
     // After the first, only what scores close to it: the second and third hits are right far less often.
     const first = chosen[0];
     if (first && hit.score < INJECT.relativeScore * first.hit.score) break;
-    const found = relevance(hit, terms, options.embedderKind);
+    const found = relevance(hit, terms, options.embedderKind, options.hybrid);
     if (found.reason) chosen.push({ hit, relevance: found });
   }
   const first = chosen[0];
   if (options.keywordMargin && first && !clearKeywordWinner(hits, first.relevance)) return [];
   if (options.keywordMargin && first) return fullerFirst(hits, chosen, terms, options);
-  if (options.promptWinner && chosen.length === 0 && hits[0] && !options.alreadyShown.has(hits[0].id)) {
-    const winner = clearPromptWinner(hits, terms, options.embedderKind);
+  if (options.promptWinner && chosen.length === 0) {
+    const winner = clearPromptWinner(hits, terms, options.embedderKind, options.alreadyShown);
     if (winner) chosen.push(winner);
   }
   return chosen;

@@ -221,6 +221,7 @@ export async function injectForQuery(
     embedderKind: response.model ? deps.embedderKind() : null,
     keywordMargin: request.event !== 'UserPromptSubmit' && response.mode === 'bm25',
     promptWinner: request.event === 'UserPromptSubmit',
+    hybrid: response.mode === 'hybrid',
   });
   if (chosen.length === 0) return null;
   const block = renderBlock(

@@ -75,6 +75,37 @@ export const INJECT = {
    * unchanged (no test input has the pattern): 56.4 / 89.1, 53.5 / 83.1, 54.5 / 84.6 %.
    */
   fullerMatch: { window: 0.8, depth: 3 },
+  // ---- Round 7 (issue 18 item 4, gates7): `semanticKeywordDepth`, and the prompt winner found wherever the fusion
+  // placed BM25's first hit (choose.ts clearPromptWinner), chosen on the dev dump (`node bench/inject.mjs --splits
+  // dev --dump FILE`, then `node bench/inject-explore.mjs --dump FILE --round7 --all`); docs/SEARCH.md "Round 7". ----
+  /**
+   * In a hybrid search a hit injected on its vector similarity alone (`similarity`, below) must also be in BM25's top
+   * `semanticKeywordDepth` (choose.ts relevance): the keyword list must not contradict the vectors. The nearest
+   * vector is often a topic neighbour ("run git with the branch name the user typed" → with USE lite a worktree
+   * lesson BM25 ranks 12th; "the spawned codex agent doesn't know which file to read" → with static-use-256 an Edit
+   * lesson BM25 ranks 4th), and on the dialogue set with the distilled models (floor 0.5) any turn about the same
+   * person. 3 is the weak-match rule's top (recall
+   * tuning.ts `abstain.top`: both lists agreeing in their top 3). When the semantic hit is refused, the choice goes
+   * on to the next result as for any hit the relevance rule refuses. Dev, relevant injected / precision, lesson set
+   * (USE lite, ctx-use-256, static-use-256), with the prompt winner below: before 55.8 / 89.8, 58.4 / 88.9, 58.4 /
+   * 91.0 %; after 55.8 / 90.6, 58.4 / 88.9, 58.9 / 91.8 %; fixtures/eval precision 87.5 / 87.9 / 84.8 → 93.3 / 87.9 /
+   * 87.5 %; the conversational and dialogue sets +0.6…+1.7 points of precision; no cell of any set loses a relevant
+   * injection. Depth 1: the lesson set loses relevant injections with ctx-use-256 and static-use-256 (58.4 / 58.9 →
+   * 57.9 %); 2: static-use-256 loses one (58.9 → 58.4 %); 4–10: fixtures/eval static-use-256 keeps its wrong ones
+   * (84.8 %); 20–50 (BM25 found it at all): almost no change.
+   *
+   * The prompt winner (`promptWinner`, choose.ts clearPromptWinner) is BM25's first hit wherever the fusion placed
+   * it, not only at the first place: a hit the vectors lifted above it does not make the keywords' verdict less
+   * clear, and requiring the first place made the rule depend on the vector list ("can we ship the migration this
+   * friday afternoon": static-use-256 put a lesson BM25 ranks 2nd first, above the Friday-deploys lesson BM25 scores
+   * 1.8 × every other). Dev: lesson set static-use-256 58.4 / 91.0 → 58.9 / 91.1 % alone, every other cell unchanged.
+   *
+   * Test split (read once, after tuning, both rules): the lesson cells unchanged (56.4 / 89.1, 53.5 / 83.1, 54.5 /
+   * 84.6 %); dialogue precision 41.0 → 45.7 % (ctx-use-256) and 41.8 → 44.1 % (static-use-256), silence on its
+   * unanswerable questions 7.7 / 15.4 → 30.8 %; fixtures/eval with USE lite silent on every unanswerable prompt
+   * (81.8 → 100 %); conversations ctx-use-256 precision 43.4 → 44.0 %; no test cell lower.
+   */
+  semanticKeywordDepth: 3,
   /** Candidates read from search before thresholds and de-duplication. */
   candidates: 10,
   /**

@@ -193,7 +193,7 @@ describe('chooseHits on a prompt whose first hit the keyword ranking singles out
     expect(chosen[0]?.relevance).toMatchObject({ reason: 'clear-winner', matched: 2 });
   });
 
-  it('stays silent when the gap is smaller, the first result is not BM25 first, or it was shown already', () => {
+  it('stays silent when the gap is smaller, no result is BM25’s first (round 7: wherever it is), or it was shown already', () => {
     expect(chooseHits([lesson(5 * gap * 0.95), other], prompt, options)).toEqual([]);
     expect(chooseHits([lesson(5 * gap, { bm25: 2 }), other], prompt, options)).toEqual([]);
     expect(chooseHits([lesson(5 * gap), other], prompt, { ...options, alreadyShown: new Set([1]) })).toEqual([]);
