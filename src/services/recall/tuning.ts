@@ -201,6 +201,28 @@ export const TUNING = {
    */
   pair: { bm25Depth: 20, vectorDepth: 3, weakerThan: 0.5, places: 1, minWeight: 1.0, minStore: 100 },
 
+  // ---- Round 7 (fusion7): the whole of the query, where BM25's length normalisation put it outside the top k. Chosen
+  // with `node bench/feedback.mjs` on the dev splits (the real engine once per variant); docs/SEARCH.md "Round 7". ----
+  /**
+   * A third signal, neither BM25's score nor the vectors: how much of the query's weight a memory holds (IDF-weighted
+   * coverage, the abstain rule's measure). BM25 divides by length and rewards repeats, so a long turn (a tool result,
+   * a reply that quotes code) holding every telling word of the question can sit at rank 11–20 behind short turns that
+   * repeat one of them. A candidate within BM25's first `bm25Depth` that holds at least `atLeast` × what the best top-k
+   * hit holds, and is among the `coverageDepth` of those `bm25Depth` holding the most (not one of many ties: in a
+   * dialogue dozens of turns hold the same name), takes the place of the lowest top-k hit holding under `weakerThan`
+   * of it (fusion.ts promoteAgreed with the coverage order as the one vote; at most `places`; it goes last), in stores
+   * of ≥ `minStore` engrams. It runs before the context step, and only when such a weak hit exists.
+   * Dev splits, hybrid recall@10 − best single signal (12 cells; main worst +0.0127, mean +0.0379, 12 / 12 ≥ +0.01):
+   * this, worst +0.0127, mean +0.0388 — conversations / USE lite +0.0198 → +0.0216, ctx-use-256 +0.0190 → +0.0261,
+   * static-use-256 +0.0190 → +0.0208; every other cell equal, MRR equal or higher (+0.0001…+0.0007). On a plateau:
+   * `coverageDepth` 6–8, `weakerThan` 0.6–1.0, `places` 2, `bm25Depth` 30, `atLeast` 0.8–0.9, the coverage order over
+   * BM25's top 50 all the same; `coverageDepth` 10 (dialogue / ctx-use-256 +0.0012, conversations / USE lite only
+   * +0.0005) or 3 and `weakerThan` 0.5 gain less, `bm25Depth` 15 gains less; none lowers a cell. Not adopted: weak hits
+   * the vector list ranks in its first 3 or 5 keep their place (gains less). In the lesson and eval stores it never
+   * fires on dev (BM25's short lessons hold the query as well as anything below them).
+   */
+  coverage: { places: 1, bm25Depth: 20, coverageDepth: 7, atLeast: 1.0, weakerThan: 0.6, minStore: 100 },
+
   /**
    * The third list of hybrid search: the candidates of both lists ordered by their vector's similarity to the vector
    * of BM25's best hit. Query and memory are different genres (a question, a lesson or a tool output) and the offline
