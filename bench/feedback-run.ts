@@ -1,6 +1,6 @@
-// Round 4, 5 and 6 tuning on the DEV splits only (refused otherwise: services/recall tuningQueryFile): loads each set's
+// Round 4–7 tuning on the DEV splits only (refused otherwise: services/recall tuningQueryFile): loads each set's
 // stores once per embedder, embeds once, then runs the real engine's hybrid search once per variant (tuning.ts
-// `feedback`, `agreement`, `context`, `pair`), each in a fresh engine so the store's vector reliability starts from its prior as in bench/quality.mjs.
+// `feedback`, `agreement`, `context`, `pair`, `coverage`), each in a fresh engine so the store's vector reliability starts from its prior as in bench/quality.mjs.
 // Prints, per variant, each set × embedder cell's hybrid recall@10 minus the best single signal, and the MRR change
 // against `off` (hybrid before round 5). bench/feedback.mjs bundles and runs it.
 import { createHash } from 'node:crypto';
@@ -49,8 +49,8 @@ const shipped = {
   coverage: { ...TUNING.coverage } as CoverageSettings,
 };
 /** `off`: hybrid as main had it before round 5 (round 4's feedback and agreement; no context, no pair rule); `round3`: neither. */
-const off: Variant = { context: { enabled: false }, pair: { places: 0 } };
-const round3: Variant = { feedback: { enabled: false }, agreement: { places: 0 }, context: { enabled: false }, pair: { places: 0 } };
+const off: Variant = { context: { enabled: false }, pair: { places: 0 }, coverage: { places: 0 } };
+const round3: Variant = { feedback: { enabled: false }, agreement: { places: 0 }, context: { enabled: false }, pair: { places: 0 }, coverage: { places: 0 } };
 
 /** The variants, by name: overrides of tuning.ts `feedback` and `agreement`. */
 const ALL: Record<string, Variant> = JSON.parse(option('--variants-json', 'null')) ?? {
