@@ -436,7 +436,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
 
   /**
    * Round 5 (tuning.ts `context`): the session neighbours of the first results that hold the query well, scored by the
-   * seed's place and their distance, take the places of top-k hits that hold little of the query and that the vector
+   * seed's place, their distance and (round 7) how much of the query they hold, take the places of top-k hits that hold little of the query and that the vector
    * list does not vouch for (the lowest first); they go last. A neighbour no list found gets an entry without ranks.
    */
   const contextPromotion = <T extends { id: number; score: number; ranks: Record<Signal, number | null> }>(
@@ -459,7 +459,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
       if (session === null || isDefaultSessionId(session)) return;
       for (const { id, distance } of neighbours) {
         if (inTop.has(id) || coverage(id) < settings.coverage * best) continue;
-        scores.set(id, (scores.get(id) ?? 0) + settings.decay ** (distance - 1) / (options.tuning.rrfK + position + 1));
+        scores.set(id, (scores.get(id) ?? 0) + ((1 + settings.coverageWeight * (coverage(id) / best)) * settings.decay ** (distance - 1)) / (options.tuning.rrfK + position + 1));
       }
     });
     if (scores.size === 0) return { top: [...top], promoted: 0 };

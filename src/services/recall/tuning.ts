@@ -156,6 +156,14 @@ export const TUNING = {
    * in a fixed random order, they stayed at ≥ +0.010). MRR −0.000…+0.006 against main per cell. Test splits, read
    * once after tuning: 13 → 20 of 24 cells ≥ +0.01, none below the best single signal (main: two), the dialogue set
    * 0.633 / 0.592 / 0.582 → 0.729 / 0.690 / 0.681 (USE lite / ctx-use-256 / static-use-256), MRR never lower.
+   * - `coverageWeight` (round 7, fusion7): a neighbour's score is multiplied by 1 + 2 × its share of the best hit's
+   *   coverage, so between neighbours as close to as good a seed the one holding more of the query comes first (a
+   *   neighbour holding all of it counts three times one holding a word). Dev (bench/feedback.mjs, with round 7's
+   *   `coverage` rule; worst +0.0127, mean +0.0388 → +0.0399): conversations / USE lite and static-use-256 +0.0027
+   *   each, dialogue +0.0009 / +0.0059 / +0.0009, MRR +0.0004…+0.0006, no cell lower. 1.5 gains less (+0.0027,
+   *   +0.0049 dialogue / ctx-use-256 only), 2.5 the same, 0.5 and 1 change nothing, 3–20 lose dialogue /
+   *   static-use-256 (−0.0040): a plateau from 1.5 to 2.5. Test splits (the second and last read): every test cell as
+   *   with `coverage` alone — the conversation test cells did not move.
    */
   context: {
     enabled: true,
@@ -168,6 +176,7 @@ export const TUNING = {
     keepVector: 5,
     places: 2,
     minStore: 100,
+    coverageWeight: 2,
   },
 
   // ---- Round 6 (fusion6): two signals agreeing closely where the vectors are trusted. Chosen with `node

@@ -540,6 +540,43 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
     expect((await engine(store).search(query)).results.map((hit) => hit.id)).not.toContain(answer);
   });
 
+  it('gives the place to the session neighbour holding more of the query when neighbours are as close (round 7)', async () => {
+    const store = tempStore();
+    const add = (text: string, session: string): number => {
+      const { engram } = addEngram(store, { text, category: 'chat' });
+      store.engrams.update(engram.id, { session_id: session });
+      return engram.id;
+    };
+    addChatFillers(add);
+    // Around the question, one turn each side: before it a short turn holding only the name (recorded first, so it wins
+    // a tie on id), after it the long answer holding the name and "dog" (BM25 ranks it below the name-only turns).
+    const before = add('Maya: hold on, the kettle.', 'chat-1');
+    const question = add(DOG_QUESTION, 'chat-1');
+    const filler = Array.from({ length: 30 }, (_, j) => `word${j}`).join(' ');
+    const answer = add(`Maya: ${filler} my dog is a retired racing greyhound ${filler}`, 'chat-1');
+    const bm25 = await engine(store).search({ ...dogQuery, mode: 'bm25', topK: 50 });
+    expect(bm25.results.findIndex((hit) => hit.id === answer) + 1).toBeGreaterThan(10);
+    expect(bm25.results.findIndex((hit) => hit.id === before) + 1).toBeGreaterThan(10);
+
+    const context = TUNING.context as { places: number; coverageWeight: number };
+    const saved = { ...context };
+    try {
+      // One free place, two neighbours at distance 1 of the same seed: the one holding more of the query takes it.
+      context.places = 1;
+      const response = await engine(store).search(dogQuery);
+      expect(response.results[0]?.id).toBe(question);
+      expect(response.results.map((hit) => hit.id)).toContain(answer);
+      expect(response.results.map((hit) => hit.id)).not.toContain(before);
+      // Weighed by place and distance alone, the tie goes to the turn recorded first.
+      context.coverageWeight = 0;
+      const unweighed = (await engine(store).search(dogQuery)).results.map((hit) => hit.id);
+      expect(unweighed).toContain(before);
+      expect(unweighed).not.toContain(answer);
+    } finally {
+      Object.assign(context, saved);
+    }
+  });
+
   it('takes in the context of a hit among observations imported from the Go engram (their session ids)', async () => {
     const store = tempStore();
     // The store of the test above (no sessions), the question and its answer brought in by `engram import` of a Go
