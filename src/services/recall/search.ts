@@ -436,8 +436,9 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
 
   /**
    * Round 5 (tuning.ts `context`): the session neighbours of the first results that hold the query well, scored by the
-   * seed's place, their distance and (round 7) how much of the query they hold, take the places of top-k hits that hold little of the query and that the vector
-   * list does not vouch for (the lowest first); they go last. A neighbour no list found gets an entry without ranks.
+   * seed's place, their distance and (round 7) how much of the query they hold, take the places of top-k hits that
+   * hold little of the query and that the vector list does not vouch for (the lowest first); they go last. A
+   * neighbour no list found gets an entry without ranks.
    */
   const contextPromotion = <T extends { id: number; score: number; ranks: Record<Signal, number | null> }>(
     top: readonly T[],

@@ -231,7 +231,8 @@ export const TUNING = {
    * (−0.0013), as 0.7 does (−0.0009, MRR −0.0008…−0.0012). Not adopted either: weak hits the vector list ranks in its
    * first 3 or 5 keep their place (gains less). It never changes a lesson or eval cell on dev: the short lessons BM25
    * ranks first hold the query as well as anything below them.
-   * Test splits, read once after tuning (bench/quality.mjs, margins unrounded): the four cells short of +0.01 are
+   * Test splits, read after tuning (bench/quality.mjs, margins unrounded; twice: this rule alone, then with
+   * `context.coverageWeight` — the same test rows both times): the four cells short of +0.01 are
    * unchanged (conversations / USE lite +0.0040, static-use-256 +0.0088; lessons / ctx-use-256 and static-use-256
    * +0.0099: not met); dialogue / test +0.002 with every model (+0.1053 → +0.1073, +0.1076 → +0.1096, +0.0990 →
    * +0.1010), MRR +0.001 with the two distilled models; no test cell lower, abstention and recall@3 kept unchanged.
