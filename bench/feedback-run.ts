@@ -1,6 +1,6 @@
-// Round 4, 5 and 6 tuning on the DEV splits only (refused otherwise: services/recall tuningQueryFile): loads each set's
+// Round 4–7 tuning on the DEV splits only (refused otherwise: services/recall tuningQueryFile): loads each set's
 // stores once per embedder, embeds once, then runs the real engine's hybrid search once per variant (tuning.ts
-// `feedback`, `agreement`, `context`, `pair`), each in a fresh engine so the store's vector reliability starts from its prior as in bench/quality.mjs.
+// `feedback`, `agreement`, `context`, `pair`, `coverage`), each in a fresh engine so the store's vector reliability starts from its prior as in bench/quality.mjs.
 // Prints, per variant, each set × embedder cell's hybrid recall@10 minus the best single signal, and the MRR change
 // against `off` (hybrid before round 5). bench/feedback.mjs bundles and runs it.
 import { createHash } from 'node:crypto';
@@ -37,17 +37,20 @@ interface Variant {
   agreement?: Partial<AgreementSettings>;
   context?: Partial<ContextSettings>;
   pair?: Partial<PairSettings>;
+  coverage?: Partial<CoverageSettings>;
 }
+type CoverageSettings = Mutable<typeof TUNING.coverage>;
 type PairSettings = Mutable<typeof TUNING.pair>;
 const shipped = {
   feedback: { ...TUNING.feedback } as FeedbackSettings,
   agreement: { ...TUNING.agreement } as AgreementSettings,
   context: { ...TUNING.context } as ContextSettings,
   pair: { ...TUNING.pair } as PairSettings,
+  coverage: { ...TUNING.coverage } as CoverageSettings,
 };
 /** `off`: hybrid as main had it before round 5 (round 4's feedback and agreement; no context, no pair rule); `round3`: neither. */
-const off: Variant = { context: { enabled: false }, pair: { places: 0 } };
-const round3: Variant = { feedback: { enabled: false }, agreement: { places: 0 }, context: { enabled: false }, pair: { places: 0 } };
+const off: Variant = { context: { enabled: false }, pair: { places: 0 }, coverage: { places: 0 } };
+const round3: Variant = { feedback: { enabled: false }, agreement: { places: 0 }, context: { enabled: false }, pair: { places: 0 }, coverage: { places: 0 } };
 
 /** The variants, by name: overrides of tuning.ts `feedback` and `agreement`. */
 const ALL: Record<string, Variant> = JSON.parse(option('--variants-json', 'null')) ?? {
@@ -78,6 +81,7 @@ const apply = (variant: Variant): void => {
   writable.agreement = { ...shipped.agreement, ...(variant.agreement ?? {}) };
   writable.context = { ...shipped.context, ...(variant.context ?? {}) };
   writable.pair = { ...shipped.pair, ...(variant.pair ?? {}) };
+  writable.coverage = { ...shipped.coverage, ...(variant.coverage ?? {}) };
 };
 
 function choiceOf(name: string): EmbedderChoice {
@@ -101,7 +105,7 @@ const tally = (key: string, judged: Judged): void => {
 };
 
 const tuning = searchTuning(loadSettings(readEnv()).config);
-const writable = TUNING as unknown as { feedback: FeedbackSettings; agreement: AgreementSettings; context: ContextSettings; pair: PairSettings };
+const writable = TUNING as unknown as { feedback: FeedbackSettings; agreement: AgreementSettings; context: ContextSettings; pair: PairSettings; coverage: CoverageSettings };
 
 for (const embedderName of embedders) {
   let model: Embedder | null = null;
@@ -206,7 +210,7 @@ const mean = (key: string, pick: (j: Judged) => number): number => {
   const list = tallies.get(key) ?? [];
   return list.reduce((sum, j) => sum + pick(j), 0) / Math.max(1, list.length);
 };
-const f3 = (value: number): string => `${value >= 0 ? '+' : ''}${value.toFixed(3)}`;
+const f3 = (value: number): string => `${value >= 0 ? '+' : ''}${value.toFixed(4)}`;
 console.log('feedback variants on the dev splits: hybrid recall@10 − best single signal (MRR − main before round 5, `off`); worst, mean, cells ≥ +0.01');
 for (const name of chosen) {
   const cells: Array<{ cell: string; margin: number; mrr: number }> = [];

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Round 4–6 tuning on the dev splits (never test: refused in code): feedback, agreement, context and pair variants.
+// Round 4–7 tuning on the dev splits (never test: refused in code): feedback, agreement, context, pair and coverage variants.
 // See bench/feedback-run.ts. `--dump FILE`: per dev query, BM25's and the vector list's top 50 and each variant's top 10.
 //
 //   node bench/feedback.mjs [--sets …] [--embedders …] [--variants-json '{"name":{"pair":{…overrides}}}'] [--singles]

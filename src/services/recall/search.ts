@@ -436,8 +436,9 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
 
   /**
    * Round 5 (tuning.ts `context`): the session neighbours of the first results that hold the query well, scored by the
-   * seed's place and their distance, take the places of top-k hits that hold little of the query and that the vector
-   * list does not vouch for (the lowest first); they go last. A neighbour no list found gets an entry without ranks.
+   * seed's place, their distance and (round 7) how much of the query they hold, take the places of top-k hits that
+   * hold little of the query and that the vector list does not vouch for (the lowest first); they go last. A
+   * neighbour no list found gets an entry without ranks.
    */
   const contextPromotion = <T extends { id: number; score: number; ranks: Record<Signal, number | null> }>(
     top: readonly T[],
@@ -459,7 +460,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
       if (session === null || isDefaultSessionId(session)) return;
       for (const { id, distance } of neighbours) {
         if (inTop.has(id) || coverage(id) < settings.coverage * best) continue;
-        scores.set(id, (scores.get(id) ?? 0) + settings.decay ** (distance - 1) / (options.tuning.rrfK + position + 1));
+        scores.set(id, (scores.get(id) ?? 0) + ((1 + settings.coverageWeight * (coverage(id) / best)) * settings.decay ** (distance - 1)) / (options.tuning.rrfK + position + 1));
       }
     });
     if (scores.size === 0) return { top: [...top], promoted: 0 };
@@ -694,6 +695,25 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
           top = promotion.top;
           promoted += promotion.promoted;
         }
+        // Round 7: a candidate just outside BM25's top k that holds at least what the best top-k hit holds of the query
+        // (IDF-weighted coverage: BM25's length normalisation and term frequency put it lower) takes a weak place
+        // (tuning.ts `coverage`).
+        const full = TUNING.coverage;
+        if (full.places > 0 && index.docs >= full.minStore && confidence.best > 0 && top.some((entry) => coverage(entry.id) < full.weakerThan * (confidence as Confidence).best)) {
+          const best = confidence.best;
+          const byCoverage = bm25Ids
+            .slice(0, full.bm25Depth)
+            .map((id, rank) => ({ id, rank, held: coverage(id) }))
+            .sort((a, b) => b.held - a.held || a.rank - b.rank)
+            .slice(0, full.coverageDepth)
+            .filter((entry) => entry.held >= full.atLeast * best - 1e-9)
+            .map((entry) => entry.id);
+          if (byCoverage.length > 0) {
+            const promotion = promoteAgreed(top, ordered, { bm25: bm25Ids, others: [byCoverage], coverage, best }, { ...full, listDepth: full.coverageDepth, votes: 1, k: options.tuning.rrfK });
+            top = promotion.top;
+            promoted += promotion.promoted;
+          }
+        }
         // Round 5: the memories recorded next to the strongest hits in their session take weak places (tuning.ts
         // `context`): in a conversation the evidence often sits in the turn before or after the one the words found.
         if (TUNING.context.enabled && TUNING.context.places > 0 && index.docs >= TUNING.context.minStore && confidence.best > 0) {
@@ -752,7 +772,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
                   agreed: promoted,
                   context: contextual,
                   best_coverage: Math.round(confidence.best * 1000) / 1000,
-                  rule: `keep BM25's top-${topK} hits holding ≥ ${TUNING.confident.headCoverage} of the best one's coverage, and the nearest vector hit when it stands out (z ≥ ${TUNING.confident.vectorZ}) and holds ≥ ${TUNING.confident.vectorCoverage}; fusion fills the rest; up to ${TUNING.agreement.places} hit(s) holding < ${TUNING.agreement.weakerThan} of it give their place to a candidate in BM25's top ${TUNING.agreement.bm25Depth} that ${TUNING.agreement.votes} of the vector, feedback and anchor lists rank in their top ${TUNING.agreement.listDepth}; where vectors weigh ≥ ${TUNING.pair.minWeight}, up to ${TUNING.pair.places} more to one in BM25's top ${TUNING.pair.bm25Depth} and the vector list's top ${TUNING.pair.vectorDepth}; then up to ${TUNING.context.places} hit(s) holding < ${TUNING.context.weakerThan} of it that the vector list does not rank in its top ${TUNING.context.keepVector} give their place to a session neighbour (within ${TUNING.context.span}) of the first ${TUNING.context.seeds} results that holds ≥ ${TUNING.context.coverage} of it`,
+                  rule: `keep BM25's top-${topK} hits holding ≥ ${TUNING.confident.headCoverage} of the best one's coverage, and the nearest vector hit when it stands out (z ≥ ${TUNING.confident.vectorZ}) and holds ≥ ${TUNING.confident.vectorCoverage}; fusion fills the rest; up to ${TUNING.agreement.places} hit(s) holding < ${TUNING.agreement.weakerThan} of it give their place to a candidate in BM25's top ${TUNING.agreement.bm25Depth} that ${TUNING.agreement.votes} of the vector, feedback and anchor lists rank in their top ${TUNING.agreement.listDepth}; where vectors weigh ≥ ${TUNING.pair.minWeight}, up to ${TUNING.pair.places} more to one in BM25's top ${TUNING.pair.bm25Depth} and the vector list's top ${TUNING.pair.vectorDepth}; up to ${TUNING.coverage.places} hit(s) holding < ${TUNING.coverage.weakerThan} of it give their place to one in BM25's top ${TUNING.coverage.bm25Depth} holding all of it (among the ${TUNING.coverage.coverageDepth} of them holding the most); then up to ${TUNING.context.places} hit(s) holding < ${TUNING.context.weakerThan} of it that the vector list does not rank in its top ${TUNING.context.keepVector} give their place to a session neighbour (within ${TUNING.context.span}) of the first ${TUNING.context.seeds} results that holds ≥ ${TUNING.context.coverage} of it`,
                 }
               : null,
           },

@@ -156,6 +156,14 @@ export const TUNING = {
    * in a fixed random order, they stayed at ≥ +0.010). MRR −0.000…+0.006 against main per cell. Test splits, read
    * once after tuning: 13 → 20 of 24 cells ≥ +0.01, none below the best single signal (main: two), the dialogue set
    * 0.633 / 0.592 / 0.582 → 0.729 / 0.690 / 0.681 (USE lite / ctx-use-256 / static-use-256), MRR never lower.
+   * - `coverageWeight` (round 7, fusion7): a neighbour's score is multiplied by 1 + 2 × its share of the best hit's
+   *   coverage, so between neighbours as close to as good a seed the one holding more of the query comes first (a
+   *   neighbour holding all of it counts three times one holding a word). Dev (bench/feedback.mjs, with round 7's
+   *   `coverage` rule; worst +0.0127, mean +0.0388 → +0.0399): conversations / USE lite and static-use-256 +0.0027
+   *   each, dialogue +0.0009 / +0.0059 / +0.0009, MRR +0.0004…+0.0006, no cell lower. 1.5 gains less (+0.0027,
+   *   +0.0049 dialogue / ctx-use-256 only), 2.5 the same, 0.5 and 1 change nothing, 3–20 lose dialogue /
+   *   static-use-256 (−0.0040): a plateau from 1.5 to 2.5. Test splits (the second and last read): every test cell as
+   *   with `coverage` alone — the conversation test cells did not move.
    */
   context: {
     enabled: true,
@@ -168,6 +176,7 @@ export const TUNING = {
     keepVector: 5,
     places: 2,
     minStore: 100,
+    coverageWeight: 2,
   },
 
   // ---- Round 6 (fusion6): two signals agreeing closely where the vectors are trusted. Chosen with `node
@@ -200,6 +209,35 @@ export const TUNING = {
    * at +0.010 (its engine reaches 1.0 at other queries than bench/feedback.mjs's).
    */
   pair: { bm25Depth: 20, vectorDepth: 3, weakerThan: 0.5, places: 1, minWeight: 1.0, minStore: 100 },
+
+  // ---- Round 7 (fusion7): the whole of the query, where BM25's length normalisation put it outside the top k. Chosen
+  // with `node bench/feedback.mjs` on the dev splits (the real engine once per variant); docs/SEARCH.md "Round 7". ----
+  /**
+   * A third signal, neither BM25's score nor the vectors: how much of the query's weight a memory holds (IDF-weighted
+   * coverage, the abstain rule's measure). BM25 divides by length and rewards repeats, so a long turn (a tool result,
+   * a reply that quotes code) holding every telling word of the question can sit at rank 11–20 behind short turns that
+   * repeat one of them. A candidate within BM25's first `bm25Depth` that holds at least `atLeast` × what the best top-k
+   * hit holds, and is among the `coverageDepth` of those `bm25Depth` holding the most (not one of many ties: in a
+   * dialogue dozens of turns hold the same name), takes the place of the lowest top-k hit holding under `weakerThan`
+   * of it (fusion.ts promoteAgreed with the coverage order as the one vote; at most `places`; it goes last), in stores
+   * of ≥ `minStore` engrams. It runs before the context step, and only when such a weak hit exists.
+   * Dev splits, hybrid recall@10 − best single signal (12 cells, four decimals; main worst +0.0127, mean +0.0379,
+   * 12 / 12 ≥ +0.01): this, worst +0.0127, mean +0.0388 — conversations / USE lite +0.0203 → +0.0221, ctx-use-256
+   * +0.0191 → +0.0262, static-use-256 +0.0186 → +0.0204; every other cell equal, MRR equal or higher (+0.0001…
+   * +0.0006). On a plateau (the same figures): `coverageDepth` 6–8, `weakerThan` 0.6–1.0, `places` 2, `bm25Depth`
+   * 30, `atLeast` 0.8–0.9, the coverage order over BM25's top 50. Around it: `coverageDepth` 10 (no tie limit
+   * that matters) conversations / USE lite only +0.0005, dialogue / ctx-use-256 +0.0012; `coverageDepth` 3 or
+   * `bm25Depth` 15 gain less; `weakerThan` 0.5 gains less, and with `coverageDepth` 10 loses conversations / USE lite
+   * (−0.0013), as 0.7 does (−0.0009, MRR −0.0008…−0.0012). Not adopted either: weak hits the vector list ranks in its
+   * first 3 or 5 keep their place (gains less). It never changes a lesson or eval cell on dev: the short lessons BM25
+   * ranks first hold the query as well as anything below them.
+   * Test splits, read after tuning (bench/quality.mjs, margins unrounded; twice: this rule alone, then with
+   * `context.coverageWeight` — the same test rows both times): the four cells short of +0.01 are
+   * unchanged (conversations / USE lite +0.0040, static-use-256 +0.0088; lessons / ctx-use-256 and static-use-256
+   * +0.0099: not met); dialogue / test +0.002 with every model (+0.1053 → +0.1073, +0.1076 → +0.1096, +0.0990 →
+   * +0.1010), MRR +0.001 with the two distilled models; no test cell lower, abstention and recall@3 kept unchanged.
+   */
+  coverage: { places: 1, bm25Depth: 20, coverageDepth: 7, atLeast: 1.0, weakerThan: 0.6, minStore: 100 },
 
   /**
    * The third list of hybrid search: the candidates of both lists ordered by their vector's similarity to the vector

@@ -454,6 +454,40 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
     expect((await engine(store, { tuning: { ...tuning, weights: { bm25: 1, vector: 0.3 } } }).search(query)).results.map((hit) => hit.id)).not.toContain(answer);
   });
 
+  it('gives a weak place to a long memory BM25 ranks outside its top 10 that holds all of the query (round 7)', async () => {
+    const store = tempStore();
+    const words = 'river lamp orange window garden bicycle piano mountain coffee ticket silver engine candle forest harbour letter mirror pencil rabbit violin tunnel wallet yellow zebra anchor basket camera desert feather guitar helmet island jacket ladder meadow needle ocean parrot quilt rocket saddle tomato umbrella valley walnut'.split(' ');
+    for (let i = 0; i < 100; i++) addEngram(store, { text: `Sam: ${Array.from({ length: 8 }, (_, j) => words[(i * 5 + j * j + j) % words.length]).join(' ')} note${i}.`, category: 'chat' });
+    const best = addEngram(store, { text: 'Make the kettle whistle: fill it above the line.', category: 'chat' }).engram.id;
+    // Short turns that repeat the common query word: BM25 puts all of them above the long answer, they hold enough of
+    // the query to keep their places (tuning.ts `confident`) and too little to be more than weak ones.
+    for (let i = 0; i < 12; i++) addEngram(store, { text: `Kettle kettle ${words[i]} ${i}.`, category: 'chat' });
+    // The answer holds every query word once, in a long tool output: BM25's length normalisation ranks it 14th.
+    const filler = Array.from({ length: 60 }, (_, j) => `${words[(j * 7) % words.length]}${j}`).join(' ');
+    const answer = addEngram(store, { text: `Tool output: ${filler} to make the kettle whistle ${filler}`, category: 'chat' }).engram.id;
+    for (const engram of store.engrams.list({ statuses: ['pending'], limit: 1000 }).engrams) store.engrams.update(engram.id, { status: 'active', status_reason: null });
+    const query = { query: 'make the kettle whistle', explain: true } as const;
+
+    const bm25 = await engine(store).search({ ...query, mode: 'bm25', topK: 30 });
+    const rank = bm25.results.findIndex((hit) => hit.id === answer) + 1;
+    expect(rank).toBeGreaterThan(10);
+    expect(rank).toBeLessThanOrEqual(TUNING.coverage.bm25Depth);
+
+    const response = await engine(store).search(query);
+    expect(response.results[0]?.id).toBe(best);
+    expect(response.results.map((hit) => hit.id)).toContain(answer);
+    expect(response.explain?.fusion.confident?.agreed).toBeGreaterThanOrEqual(1);
+    const coverage = TUNING.coverage as { places: number; coverageDepth: number };
+    const saved = { ...coverage };
+    try {
+      // Without the rule the confident short turns keep every place.
+      coverage.places = 0;
+      expect((await engine(store).search(query)).results.map((hit) => hit.id)).not.toContain(answer);
+    } finally {
+      Object.assign(coverage, saved);
+    }
+  });
+
   // The context step's store: short turns of Maya's that hold only her name, and a store large enough for a top 10 to
   // be a choice (TUNING.context.minStore). `add` gives each turn its session where the test records one.
   const DOG_QUESTION = 'Theo: Maya, what breed is your dog?';
@@ -504,6 +538,43 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
     // The default session gathers saves that named none: its members are not each other's context.
     for (const id of [question, answer]) store.engrams.update(id, { session_id: 'manual-save-shop' });
     expect((await engine(store).search(query)).results.map((hit) => hit.id)).not.toContain(answer);
+  });
+
+  it('gives the place to the session neighbour holding more of the query when neighbours are as close (round 7)', async () => {
+    const store = tempStore();
+    const add = (text: string, session: string): number => {
+      const { engram } = addEngram(store, { text, category: 'chat' });
+      store.engrams.update(engram.id, { session_id: session });
+      return engram.id;
+    };
+    addChatFillers(add);
+    // Around the question, one turn each side: before it a short turn holding only the name (recorded first, so it wins
+    // a tie on id), after it the long answer holding the name and "dog" (BM25 ranks it below the name-only turns).
+    const before = add('Maya: hold on, the kettle.', 'chat-1');
+    const question = add(DOG_QUESTION, 'chat-1');
+    const filler = Array.from({ length: 30 }, (_, j) => `word${j}`).join(' ');
+    const answer = add(`Maya: ${filler} my dog is a retired racing greyhound ${filler}`, 'chat-1');
+    const bm25 = await engine(store).search({ ...dogQuery, mode: 'bm25', topK: 50 });
+    expect(bm25.results.findIndex((hit) => hit.id === answer) + 1).toBeGreaterThan(10);
+    expect(bm25.results.findIndex((hit) => hit.id === before) + 1).toBeGreaterThan(10);
+
+    const context = TUNING.context as { places: number; coverageWeight: number };
+    const saved = { ...context };
+    try {
+      // One free place, two neighbours at distance 1 of the same seed: the one holding more of the query takes it.
+      context.places = 1;
+      const response = await engine(store).search(dogQuery);
+      expect(response.results[0]?.id).toBe(question);
+      expect(response.results.map((hit) => hit.id)).toContain(answer);
+      expect(response.results.map((hit) => hit.id)).not.toContain(before);
+      // Weighed by place and distance alone, the tie goes to the turn recorded first.
+      context.coverageWeight = 0;
+      const unweighed = (await engine(store).search(dogQuery)).results.map((hit) => hit.id);
+      expect(unweighed).toContain(before);
+      expect(unweighed).not.toContain(answer);
+    } finally {
+      Object.assign(context, saved);
+    }
   });
 
   it('takes in the context of a hit among observations imported from the Go engram (their session ids)', async () => {
