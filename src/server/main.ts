@@ -65,6 +65,7 @@ import type { HookRuntime } from '../hooks/events.js';
 import { serverPaths } from './address.js';
 import { afterAnswers } from './after-answers.js';
 import { acquireLock, lockOwner, releaseLock } from './lock.js';
+import { hookVersions } from './hook-version.js';
 import { openMailbox, type Mailbox } from './mailbox-server.js';
 import { startMemoryProbe } from './memory-probe.js';
 import { startQuietCollection } from './quiet-collection.js';
@@ -349,6 +350,9 @@ function contextFor(caller: Caller, actor: Actor): OpContext {
   };
 }
 
+/** The version of the runtime a hook's install folder runs with (its dist/build.json), kept while that file is unchanged. */
+const hookVersion = hookVersions(settings.paths.home);
+
 /** A request from another Engram version is not answered (its contract or schema may differ); a newer one means
  * the plugin was updated, so this server steps aside and that caller starts the new version's server. */
 function otherVersion(version: string | undefined): boolean {
@@ -367,7 +371,11 @@ async function reply(request: unknown, after: Array<() => void>): Promise<Server
   const message = parsed.data;
   switch (message.op) {
     case 'hook': {
-      if (otherVersion(message.version)) return { ok: false, error: 'version' };
+      // The version the hook says, else the one of the runtime its install folder runs with (found here, not by the
+      // hook: hook-version.ts); with neither, the call is answered (a caller that does not say).
+      const version = message.version ?? (message.root === undefined ? undefined : hookVersion(message.root, message.pluginData ?? ''));
+      if (version === null) return { ok: false, error: 'no runtime' };
+      if (otherVersion(version)) return { ok: false, error: 'version' };
       const started = performance.now();
       const answer = await handleHookCall(message.call, runtime, { defer: (work) => after.push(work) });
       return { ok: true, op: 'hook', stdout: answer.stdout, outcome: answer.outcome, ms: Math.round((performance.now() - started) * 10) / 10 };

@@ -17,8 +17,21 @@ const HookCallSchema = z.strictObject({
 });
 
 export const ServerRequestSchema = z.discriminatedUnion('op', [
-  /** `version`: the hook's Engram version; a server of another version does not answer it (see server/main.ts). */
-  z.strictObject({ v: z.literal(PROTOCOL_VERSION), op: z.literal('hook'), version: z.string().max(64).optional(), call: HookCallSchema }),
+  /**
+   * Which Engram is asking; a server of another version does not answer it (see server/main.ts). `version`: the hook's
+   * Engram version (the fast path, and launchers before the server resolved it); else `root`: the install folder the
+   * launcher runs from, and `pluginData` the agent's plugin data folder (where its runtime's pointer is), from which
+   * the server finds the runtime's version (server/hook-version.ts). A server older than `root` rejects the call as
+   * invalid (strict), and the launcher asks again with the version it reads itself.
+   */
+  z.strictObject({
+    v: z.literal(PROTOCOL_VERSION),
+    op: z.literal('hook'),
+    version: z.string().max(64).optional(),
+    root: z.string().min(1).max(4096).optional(),
+    pluginData: z.string().max(4096).optional(),
+    call: HookCallSchema,
+  }),
   /**
    * `call`: run one operation of services/ops with the server's warm store and search engine (the MCP server, later
    * other surfaces). `params` are validated by the operation itself; `caller` says who asks and from where.
