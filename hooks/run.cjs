@@ -12,7 +12,8 @@
 // What runs on every agent event lives in this one file, not in modules of its own, because loading one more
 // CommonJS module costs a hook process 0.25–0.9 ms on a busy 2-core machine (resolving, realpath, the package scope,
 // compiling), and loading the fast path cost more than the mailbox round trip (docs/PERFORMANCE.md, section 6): the
-// runtime lookup (findRuntime: two stat calls, or one stat and one small read), the home rule (engramHome; re-exported
+// runtime lookup (findRuntime: two stat calls, or one stat and one small read; the warm server makes it for a hook
+// it answers, from the install folder the call names), the home rule (engramHome; re-exported
 // by scripts/home.cjs), the stdin reader (readStdinSync) and the hook side of the server's mailbox (postToMailbox). For
 // the same reason the hot path uses few distinct fs functions: Node compiles each one's JavaScript on its first call
 // in a process (0.1–0.25 ms each), so the request is written with the open/write/close already used for the pipe,
