@@ -12,7 +12,8 @@
 // What runs on every agent event lives in this one file, not in modules of its own, because loading one more
 // CommonJS module costs a hook process 0.25–0.9 ms on a busy 2-core machine (resolving, realpath, the package scope,
 // compiling), and loading the fast path cost more than the mailbox round trip (docs/PERFORMANCE.md, section 6): the
-// runtime lookup (findRuntime: two stat calls, or one stat and one small read), the home rule (engramHome; re-exported
+// runtime lookup (findRuntime: two stat calls, or one stat and one small read; the warm server makes it for a hook
+// it answers, from the install folder the call names), the home rule (engramHome; re-exported
 // by scripts/home.cjs), the stdin reader (readStdinSync) and the hook side of the server's mailbox (postToMailbox). For
 // the same reason the hot path uses few distinct fs functions: Node compiles each one's JavaScript on its first call
 // in a process (0.1–0.25 ms each), so the request is written with the open/write/close already used for the pipe,
@@ -510,43 +511,54 @@ function runtimeVersion(dir) {
 
 /**
  * The hot path of a hook the launcher knows: read stdin, hand the call to the warm server through its mailbox, print
- * its answer, exit 0. Returns what was done when the server did not answer, for the fast path to go on from (the
- * socket, a stream for a terminal's stdin, the in-process answer), or null once the answer is out. Never throws.
+ * its answer, exit 0. The call says which Engram is asking by the install folder `root` (and the agent's plugin data
+ * folder): the server finds that folder's runtime and its version (src/server/hook-version.ts), so this process
+ * neither looks for the runtime nor reads its build.json before posting (~0.3 ms of a hook: Node compiling the
+ * functions those call once). Only when the server did not take that form — one older than it (its strict schema
+ * calls it invalid) or one that found no runtime — does the hook look the runtime up and ask again with the version
+ * its build.json says, as hooks did before. Returns what was done when the server did not answer, for the fast path to
+ * go on from (the socket, a stream for a terminal's stdin, the in-process answer), with the runtime when it was
+ * looked up (undefined: not yet), or null once the answer is out. Never throws.
  * @param {string} entry a key of HOOK_ENTRIES
- * @param {{ dir: string } | null} runtime
- * @returns {{ stdin: ReturnType<typeof readStdinSync>, mailbox: 'not-asked' | 'absent' | 'refused' | 'lost' | 'timeout' | 'bad-reply' | 'declined' } | null}
+ * @param {string} root the install folder (hooks/run.cjs's parent)
+ * @returns {{ stdin: ReturnType<typeof readStdinSync>, mailbox: 'not-asked' | 'absent' | 'refused' | 'lost' | 'timeout' | 'bad-reply' | 'declined', runtime?: ReturnType<typeof findRuntime> } | null}
  */
-function askWarmServer(entry, runtime) {
+function askWarmServer(entry, root) {
   const { event, waitMs } = HOOK_ENTRIES[entry];
   const stdin = readStdinSync();
   const env = process.env;
-  // A server switched off, an unusable payload, or no runtime to say which version is asking: the fast path decides.
-  if (OFF.has((env.ENGRAM_SERVER ?? '').trim().toLowerCase()) || 'rest' in stdin || stdin.tooLarge || !runtime) return { stdin, mailbox: 'not-asked' };
-  const version = runtimeVersion(runtime.dir);
-  if (!version) return { stdin, mailbox: 'not-asked' };
+  // A server switched off or an unusable payload: the fast path decides.
+  if (OFF.has((env.ENGRAM_SERVER ?? '').trim().toLowerCase()) || 'rest' in stdin || stdin.tooLarge) return { stdin, mailbox: 'not-asked' };
   const argv = process.argv;
   const flag = argv.indexOf('--agent', 2);
-  const request = {
-    v: 1,
-    op: 'hook',
-    version,
-    call: {
-      event,
-      stdin: stdin.text,
-      agentFlag: flag >= 0 ? argv[flag + 1] : undefined,
-      envHints: { codex: Boolean(env.PLUGIN_ROOT || env.CODEX_HOME), claude: Boolean(env.CLAUDE_PROJECT_DIR) },
-    },
+  const call = {
+    event,
+    stdin: stdin.text,
+    agentFlag: flag >= 0 ? argv[flag + 1] : undefined,
+    envHints: { codex: Boolean(env.PLUGIN_ROOT || env.CODEX_HOME), claude: Boolean(env.CLAUDE_PROJECT_DIR) },
   };
-  const answer = postToMailbox(mailboxOf(engramHome(env)), request, waitMs);
-  if (answer === null) return { stdin, mailbox: 'absent' };
-  if ('failure' in answer) return { stdin, mailbox: answer.failure };
-  const reply = answer.reply;
-  if (reply && reply.ok === true && reply.op === 'hook' && typeof reply.stdout === 'string') {
-    answerAndExit(reply.stdout);
+  const data = pluginData(env);
+  const mailbox = mailboxOf(engramHome(env));
+  let answer = postToMailbox(mailbox, data ? { v: 1, op: 'hook', root, pluginData: data, call } : { v: 1, op: 'hook', root, call }, waitMs);
+  let runtime;
+  const declined = (reply) => !(reply && reply.ok === true && reply.op === 'hook' && typeof reply.stdout === 'string');
+  if (answer !== null && 'reply' in answer && declined(answer.reply) && answer.reply?.error !== 'version') {
+    // Not a version the server will not serve: a server older than the install-folder form (`invalid request`), or
+    // one that found no runtime where this hook does. Asked again as hooks always could, with the runtime's version.
+    runtime = findRuntime(root);
+    const version = runtime && runtimeVersion(runtime.dir);
+    // No runtime or no version here either: the fast path, when there is one, asks with the version it was built as.
+    if (!version) return { stdin, mailbox: 'not-asked', runtime };
+    answer = postToMailbox(mailbox, { v: 1, op: 'hook', version, call }, waitMs);
+  }
+  if (answer === null) return { stdin, mailbox: 'absent', runtime };
+  if ('failure' in answer) return { stdin, mailbox: answer.failure, runtime };
+  if (!declined(answer.reply)) {
+    answerAndExit(answer.reply.stdout);
     return null; // Only reached while a full stdout drains through its stream, which then exits.
   }
   // The server answered but not this call (another Engram version, an invalid request).
-  return { stdin, mailbox: 'declined' };
+  return { stdin, mailbox: 'declined', runtime };
 }
 
 /** The launcher: run the hook through the warm server, else the runtime's fast path, or see to a runtime and say nothing. */
@@ -562,9 +574,10 @@ function main() {
     }
   };
   const known = Object.hasOwn(HOOK_ENTRIES, entry);
-  const runtime = known || /^[a-z-]+$/.test(entry) ? findRuntime(root) : null;
+  let runtime;
   let handed;
   if (!known || process.env.ENGRAM_LLM_CHILD === '1') {
+    runtime = known || /^[a-z-]+$/.test(entry) ? findRuntime(root) : null;
     // An entry this version does not know (a newer hooks.json, a typo), or an agent Engram itself runs as its LLM
     // (`claude -p` for evaluation), which must not record or evaluate its own session: read stdin so the agent sees
     // no broken pipe, and say nothing (a terminal: the fast path drains it).
@@ -572,8 +585,10 @@ function main() {
     if (!('rest' in stdin)) process.exit(0);
     handed = { stdin, mailbox: 'not-asked' };
   } else {
-    handed = askWarmServer(entry, runtime);
+    handed = askWarmServer(entry, root);
     if (handed === null) return;
+    // Looked up only now that the server did not answer (or while asking it again with a version).
+    runtime = handed.runtime === undefined ? findRuntime(root) : handed.runtime;
   }
   const fast = fastPath(runtime);
   if (fast) return fast.runHook(entry, root, runtime.dir, handed);

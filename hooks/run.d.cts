@@ -46,10 +46,13 @@ export declare function answerAndExit(stdout: string, after?: () => void): void;
 
 /**
  * What the launcher did before handing a hook to the fast path: what it read from stdin, and what asking the warm
- * server through its mailbox gave (`not-asked`: server off, unusable stdin or no runtime; `absent`: no mailbox, so
- * the socket is asked; `declined`: the server answered but not this call).
+ * server through its mailbox gave (`not-asked`: server off, unusable stdin, or a server that could not tell the
+ * hook's version from its install folder while the launcher found no runtime version either; `absent`: no mailbox, so
+ * the socket is asked; `declined`: the server answered but not this call); `runtime`: what the launcher's own runtime
+ * lookup found, when it made one (it asks the server with its install folder first, and looks only if needed).
  */
 export interface Handover {
   stdin: StdinText | { rest: Buffer[] };
   mailbox: 'not-asked' | 'absent' | MailboxFailure | 'declined';
+  runtime?: { dir: string; kind: 'in-place' | 'runtime'; key?: string } | null;
 }

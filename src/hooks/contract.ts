@@ -6,11 +6,18 @@ import { redact } from '../core/index.js';
  * and §4.4. Both agents add fields release by release, so every schema accepts unknown keys; only the fields Engram
  * reads are checked.
  */
+/**
+ * Lowercase hex digits and dashes — both agents' UUID session ids. No secret pattern of core/redact can match such a
+ * string (each needs a letter past `f`, an uppercase letter, `_`, `=`, `:`, a quote, `/` or `<`), so the scan (~0.05 ms
+ * of every hook call on the warm server) is skipped for them; test/hooks/contract.test.ts checks the claim.
+ */
+export const PLAIN_HEX_ID = /^[0-9a-f-]+$/;
+
 /** Session ids are UUID-like in both agents and are stored verbatim, so anything else (or a secret) is refused. */
 const SessionId = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,255}$/, 'session_id has unexpected characters')
-  .refine((id) => redact(id).kinds.length === 0, 'session_id looks like a secret');
+  .refine((id) => PLAIN_HEX_ID.test(id) || redact(id).kinds.length === 0, 'session_id looks like a secret');
 const PathText = z.string().max(8192);
 
 /** Fields every event carries (Codex adds `model` and `turn_id` to most). */

@@ -17,8 +17,21 @@ const HookCallSchema = z.strictObject({
 });
 
 export const ServerRequestSchema = z.discriminatedUnion('op', [
-  /** `version`: the hook's Engram version; a server of another version does not answer it (see server/main.ts). */
-  z.strictObject({ v: z.literal(PROTOCOL_VERSION), op: z.literal('hook'), version: z.string().max(64).optional(), call: HookCallSchema }),
+  /**
+   * Which Engram is asking; a server of another version does not answer it (see server/main.ts). `version`: the hook's
+   * Engram version (the fast path, and launchers before the server resolved it); else `root`: the install folder the
+   * launcher runs from, and `pluginData` the agent's plugin data folder (where its runtime's pointer is), from which
+   * the server finds the runtime's version (server/hook-version.ts). A server older than `root` rejects the call as
+   * invalid (strict), and the launcher asks again with the version it reads itself.
+   */
+  z.strictObject({
+    v: z.literal(PROTOCOL_VERSION),
+    op: z.literal('hook'),
+    version: z.string().max(64).optional(),
+    root: z.string().min(1).max(4096).optional(),
+    pluginData: z.string().max(4096).optional(),
+    call: HookCallSchema,
+  }),
   /**
    * `call`: run one operation of services/ops with the server's warm store and search engine (the MCP server, later
    * other surfaces). `params` are validated by the operation itself; `caller` says who asks and from where.
@@ -76,4 +89,41 @@ export function newerVersion(a: string, b: string): boolean {
     if (difference !== 0) return difference > 0;
   }
   return false;
+}
+
+const HOOK_REQUEST_KEYS = new Set(['v', 'op', 'version', 'root', 'pluginData', 'call']);
+const HOOK_CALL_KEYS = new Set(['event', 'stdin', 'stdinProblem', 'agentFlag', 'envHints']);
+const EVENTS: ReadonlySet<unknown> = new Set(HOOK_EVENTS);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value) && Object.getPrototypeOf(value) === Object.prototype;
+const optionalText = (value: unknown, min: number, max: number): boolean =>
+  value === undefined || (typeof value === 'string' && value.length >= min && value.length <= max);
+
+/**
+ * A hook call exactly as launchers send it (a JSON-parsed object), checked by hand against what ServerRequestSchema
+ * accepts for `op: 'hook'`: the same keys, types and bounds. The schema's parse of the call was ~0.05 ms of every
+ * hook the server answers; anything this does not recognise — another op, an unknown key, a wrong type — is left to
+ * the schema, which decides and says what is wrong. test/server/protocol.test.ts holds the two to the same verdicts.
+ */
+function plainHookRequest(request: unknown): ServerRequest | null {
+  if (!isRecord(request) || request.v !== PROTOCOL_VERSION || request.op !== 'hook') return null;
+  for (const key in request) if (!HOOK_REQUEST_KEYS.has(key)) return null;
+  if (!optionalText(request.version, 0, 64) || !optionalText(request.root, 1, 4096) || !optionalText(request.pluginData, 0, 4096)) return null;
+  const call = request.call;
+  if (!isRecord(call)) return null;
+  for (const key in call) if (!HOOK_CALL_KEYS.has(key)) return null;
+  if (!EVENTS.has(call.event) || typeof call.stdin !== 'string' || !optionalText(call.agentFlag, 0, 32)) return null;
+  if (call.stdinProblem !== undefined && call.stdinProblem !== 'too-large' && call.stdinProblem !== 'timeout') return null;
+  const hints = call.envHints;
+  if (!isRecord(hints) || typeof hints.codex !== 'boolean' || typeof hints.claude !== 'boolean') return null;
+  for (const key in hints) if (key !== 'codex' && key !== 'claude') return null;
+  return request as ServerRequest;
+}
+
+/** A request line's parsed JSON as a valid request, or null: the common hook call checked by hand, anything else by the schema. */
+export function parseServerRequest(request: unknown): ServerRequest | null {
+  const plain = plainHookRequest(request);
+  if (plain) return plain;
+  const parsed = ServerRequestSchema.safeParse(request);
+  return parsed.success ? parsed.data : null;
 }

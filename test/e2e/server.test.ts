@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/core/index.js';
 import { ask } from '../../src/server/ask.js';
-import { alive, engramProcess, hasModels, hookProcess, MODELS_DIR, seed, serverPid, stopServer, tempDir, until, waitForServer } from '../_helpers.js';
+import { alive, engramProcess, hasModels, hookProcess, MODELS_DIR, ROOT, seed, serverPid, stopServer, tempDir, until, waitForServer } from '../_helpers.js';
 
 /** Pids of processes whose environment names this home (servers, hooks, drains); Linux /proc. */
 function processesOf(home: string): number[] {
@@ -219,6 +219,32 @@ describe.skipIf(process.platform !== 'linux')('the warm server', () => {
     expect(await ask(socket, { v: 1, op: 'hook', version: '0.0.1', call }, 5_000)).toEqual({ ok: false, error: 'version' });
     expect(alive(pid)).toBe(true);
     expect(await ask(socket, { v: 1, op: 'hook', version: '99.0.0', call }, 5_000)).toEqual({ ok: false, error: 'version' });
+    await until(() => !alive(pid), 'the old server to step aside');
+    expect(readFileSync(join(home, 'logs', 'server.log'), 'utf8')).toContain('Engram 99.0.0 is installed');
+  }, 60_000);
+
+  it('finds the version of a hook that sends its install folder: its own answered, another not, no runtime said so, a newer one stepped aside for', async () => {
+    const home = tempDir();
+    seed(home, LESSONS);
+    await hookProcess('user-prompt-submit', prompt('r', 'docker builds'), { home, server: true });
+    const pid = await waitForServer(home);
+    const call = { event: 'UserPromptSubmit', stdin: prompt('r2', 'docker builds'), envHints: { codex: false, claude: true } };
+    const socket = join(home, 'run', 'server.sock');
+    /** An install folder built in place whose dist/build.json says `version`. */
+    const folder = (version: string): string => {
+      const root = tempDir();
+      for (const file of ['dist/hooks/fast.cjs', 'node_modules/better-sqlite3/build/Release/better_sqlite3.node']) {
+        mkdirSync(join(root, file, '..'), { recursive: true });
+        writeFileSync(join(root, file), '');
+      }
+      writeFileSync(join(root, 'dist', 'build.json'), `${JSON.stringify({ version })}\n`);
+      return root;
+    };
+    expect(await ask(socket, { v: 1, op: 'hook', root: ROOT, call }, 5_000)).toMatchObject({ ok: true, op: 'hook' });
+    expect(await ask(socket, { v: 1, op: 'hook', root: folder('0.0.1'), call }, 5_000)).toEqual({ ok: false, error: 'version' });
+    expect(await ask(socket, { v: 1, op: 'hook', root: tempDir(), call }, 5_000)).toEqual({ ok: false, error: 'no runtime' });
+    expect(alive(pid)).toBe(true);
+    expect(await ask(socket, { v: 1, op: 'hook', root: folder('99.0.0'), call }, 5_000)).toEqual({ ok: false, error: 'version' });
     await until(() => !alive(pid), 'the old server to step aside');
     expect(readFileSync(join(home, 'logs', 'server.log'), 'utf8')).toContain('Engram 99.0.0 is installed');
   }, 60_000);
