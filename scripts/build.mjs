@@ -10,7 +10,7 @@ import { build } from 'esbuild';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BASE_OPTIONS } from './bundle.mjs';
+import { BASE_OPTIONS, EXTERNAL } from './bundle.mjs';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const started = performance.now();
@@ -75,6 +75,10 @@ await build({
   outExtension: { '.js': '.cjs' },
   ...BASE_OPTIONS,
   format: 'cjs',
+  // better-sqlite3's JavaScript is bundled here (compiled from the code cache with the rest, instead of ~13 files from
+  // node_modules each fallback); its native binary stays outside and is passed as `nativeBinding`
+  // (core/store/database.ts useBundledSqlite), so `bindings`, which would look for it, is never called.
+  external: [...EXTERNAL.filter((name) => name !== 'better-sqlite3'), 'bindings'],
   // CommonJS has no import.meta: the modules that resolve packages beside themselves (createRequire) get the file's URL.
   define: { __ENGRAM_VERSION__: JSON.stringify(pkg.version), 'import.meta.url': '__engramFileUrl' },
   // 'use strict' first: the banner comes before esbuild's own directive, and the sources are strict ES modules.

@@ -64,6 +64,7 @@ export {
   loadVectorExtension,
   loadSqlite,
   openDatabase,
+  useBundledSqlite,
   KNN_MAX_K,
   UNUSABLE_ANSWER,
 } from './store/index.js';
