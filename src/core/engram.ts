@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+// node:crypto is loaded where it is used (process.getBuiltinModule): hooks load this module and rarely hash.
 import * as z from 'zod';
 import { EngramError } from './errors.js';
 import { redact } from './redact.js';
@@ -256,5 +256,5 @@ export function normalizePrerequisites(raw: unknown): Prerequisites | null {
  * collapsed, so re-adding the same lesson with different spacing or capitals is recognised.
  */
 export function contentHash(text: string): string {
-  return createHash('sha256').update(text.toLowerCase().replace(/\s+/g, ' ').trim()).digest('hex');
+  return process.getBuiltinModule('node:crypto').createHash('sha256').update(text.toLowerCase().replace(/\s+/g, ' ').trim()).digest('hex');
 }

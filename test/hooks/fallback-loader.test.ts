@@ -61,4 +61,26 @@ describe('a hook answering in-process (server off)', () => {
     expect(loaded.builtins).not.toContain('child_process');
     expect(loaded.builtins).not.toContain('net');
   });
+
+  it('hashes without node:crypto: SessionStart and PreToolUse load neither it nor the streams it pulls', async () => {
+    const home = tempDir();
+    seed(home, [{ text: 'Pinned: the release branch is cut on Thursdays; never merge to it by hand.', category: 'process', pinned: true }]);
+    const project = tempDir();
+    const { script, out } = probe(tempDir());
+    const calls: Array<[string, Record<string, unknown>]> = [
+      ['session-start', { session_id: 'sess-fb-hash', transcript_path: '/tmp/t.jsonl', cwd: project, hook_event_name: 'SessionStart', source: 'startup' }],
+      ['pre-tool-use', { session_id: 'sess-fb-hash', transcript_path: '/tmp/t.jsonl', cwd: project, hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'git merge release' } }],
+    ];
+    for (const [entry, payload] of calls) {
+      const result = await hookProcess(entry, JSON.stringify(payload), { home, env: { NODE_OPTIONS: `--require ${script}` } });
+      expect(result).toMatchObject({ code: 0, stderr: '' });
+      if (entry === 'session-start') expect(result.stdout).toContain('release branch is cut on Thursdays');
+      const loaded = JSON.parse(readFileSync(out, 'utf8')) as { builtins: string[] };
+      expect(loaded.builtins).not.toContain('crypto');
+      expect(loaded.builtins).not.toContain('stream');
+    }
+    // Both answered in-process (their environment detection keyed by SHA-256: core/environment/cache.ts).
+    const log = readFileSync(join(home, 'logs', 'hooks.log'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(log.filter((line) => line.msg === 'hook done').map((line) => line.path)).toEqual(['in-process', 'in-process']);
+  });
 });

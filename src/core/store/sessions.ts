@@ -1,6 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { sanitizeText } from '../redact.js';
 import type { Database } from './database.js';
+
+// node:crypto is loaded when a row needs a uid (process.getBuiltinModule): most hooks that open the store never do.
+const randomUUID = (): string => process.getBuiltinModule('node:crypto').randomUUID();
 
 /** Which agent ran a session. */
 export type Agent = 'claude' | 'codex' | 'unknown';
