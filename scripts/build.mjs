@@ -30,6 +30,29 @@ const entryPoints = {
   'mcp-inprocess': join(root, 'src/mcp/inprocess.ts'),
 };
 
+// The environment cache's hash of its built-in tag tables (src/core/environment/detect.ts builtinTables), computed
+// once here by the same code from the same tables, and stamped into every bundle: a hook would otherwise hash their
+// ~3 KB in JavaScript on every event (~3 ms in a cold process).
+const builtinTablesHash = await (async () => {
+  const bundled = await build({
+    stdin: {
+      contents: "export { builtinTables } from './detect.ts'; export { contextHash } from './cache.ts';",
+      resolveDir: join(root, 'src', 'core', 'environment'),
+      loader: 'ts',
+    },
+    // Only the tables and the hash (tree-shaken): no banner, so it runs from a data: URL.
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    write: false,
+    logLevel: 'warning',
+  });
+  const tables = await import(`data:text/javascript;base64,${Buffer.from(bundled.outputFiles[0].text).toString('base64')}`);
+  return tables.contextHash(tables.builtinTables());
+})();
+const define = { __ENGRAM_VERSION__: JSON.stringify(pkg.version), __ENGRAM_BUILTIN_TABLES_HASH__: JSON.stringify(builtinTablesHash) };
+
 rmSync(join(root, 'dist'), { recursive: true, force: true });
 mkdirSync(join(root, 'dist'), { recursive: true });
 await build({
@@ -41,7 +64,7 @@ await build({
   splitting: true,
   chunkNames: 'chunks/[name]-[hash]',
   ...BASE_OPTIONS,
-  define: { __ENGRAM_VERSION__: JSON.stringify(pkg.version) },
+  define,
   legalComments: 'none',
   // Hooks run on every agent event: a smaller file parses faster. Names are kept so stack traces stay readable.
   minify,
@@ -54,7 +77,7 @@ await build({
 // and only Node built-ins, because an ES module graph costs a hook process several milliseconds more to load.
 await build({
   entryPoints: { 'hooks/fast': join(root, 'src/hooks/fast.ts') },
-  define: { __ENGRAM_VERSION__: JSON.stringify(pkg.version) },
+  define,
   outdir: join(root, 'dist'),
   outExtension: { '.js': '.cjs' },
   bundle: true,
@@ -80,7 +103,7 @@ await build({
   // (core/store/database.ts useBundledSqlite), so `bindings`, which would look for it, is never called.
   external: [...EXTERNAL.filter((name) => name !== 'better-sqlite3'), 'bindings'],
   // CommonJS has no import.meta: the modules that resolve packages beside themselves (createRequire) get the file's URL.
-  define: { __ENGRAM_VERSION__: JSON.stringify(pkg.version), 'import.meta.url': '__engramFileUrl' },
+  define: { ...define, 'import.meta.url': '__engramFileUrl' },
   // 'use strict' first: the banner comes before esbuild's own directive, and the sources are strict ES modules.
   banner: { js: "'use strict';var __engramFileUrl = require('node:url').pathToFileURL(__filename).href;" },
   legalComments: 'none',
