@@ -30,7 +30,7 @@ const PROMPT = {
 };
 
 describe('a hook answering in-process (server off)', () => {
-  it('loads better-sqlite3 from its own bundle (only the native binary from node_modules) and no node:child_process', async () => {
+  it('loads better-sqlite3 from its own bundle (only the native binary from node_modules), and neither node:child_process nor node:crypto', async () => {
     const home = tempDir();
     seed(home, [{ text: 'Run the database migrations before the integration tests: npm run db:migrate, then npm test.', category: 'testing' }]);
     const { script, out } = probe(tempDir());
@@ -60,6 +60,8 @@ describe('a hook answering in-process (server off)', () => {
     // Spawning is for starting a server; with the server switched off nothing is spawned, so nothing loads it.
     expect(loaded.builtins).not.toContain('child_process');
     expect(loaded.builtins).not.toContain('net');
+    // The prompt was recorded with a uid SQLite made (core/store/sessions.ts), so nothing loaded node:crypto either.
+    expect(loaded.builtins).not.toContain('crypto');
   });
 
   it('hashes without node:crypto: SessionStart and PreToolUse load neither it nor the streams it pulls', async () => {
