@@ -30,17 +30,20 @@ const entryPoints = {
   'mcp-inprocess': join(root, 'src/mcp/inprocess.ts'),
 };
 
-// The environment cache's hash of its built-in tag tables (src/core/environment/detect.ts builtinTables), computed
-// once here by the same code from the same tables, and stamped into every bundle: a hook would otherwise hash their
-// ~3 KB in JavaScript on every event (~3 ms in a cold process).
-const builtinTablesHash = await (async () => {
+// Two values computed once here by the same code the bundles run, and stamped into every bundle (define):
+// - the environment cache's hash of its built-in tag tables (src/core/environment/detect.ts builtinTables): a hook
+//   would otherwise hash their ~3 KB in JavaScript on every event (~3 ms in a cold process);
+// - the default configuration (src/core/config.ts defaultConfig), so a hook without a config.json builds no config
+//   schema (~90 zod schemas, ~7 ms) to parse `{}`.
+const stamps = await (async () => {
   const bundled = await build({
     stdin: {
-      contents: "export { builtinTables } from './detect.ts'; export { contextHash } from './cache.ts';",
-      resolveDir: join(root, 'src', 'core', 'environment'),
+      contents:
+        "export { builtinTables } from './environment/detect.ts'; export { contextHash } from './environment/cache.ts'; export { defaultConfig } from './config.ts';",
+      resolveDir: join(root, 'src', 'core'),
       loader: 'ts',
     },
-    // Only the tables and the hash (tree-shaken): no banner, so it runs from a data: URL.
+    // Only what these need (tree-shaken, zod included): no banner, so it runs from a data: URL.
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -48,10 +51,14 @@ const builtinTablesHash = await (async () => {
     write: false,
     logLevel: 'warning',
   });
-  const tables = await import(`data:text/javascript;base64,${Buffer.from(bundled.outputFiles[0].text).toString('base64')}`);
-  return tables.contextHash(tables.builtinTables());
+  const core = await import(`data:text/javascript;base64,${Buffer.from(bundled.outputFiles[0].text).toString('base64')}`);
+  return { tablesHash: core.contextHash(core.builtinTables()), defaultConfig: JSON.stringify(core.defaultConfig()) };
 })();
-const define = { __ENGRAM_VERSION__: JSON.stringify(pkg.version), __ENGRAM_BUILTIN_TABLES_HASH__: JSON.stringify(builtinTablesHash) };
+const define = {
+  __ENGRAM_VERSION__: JSON.stringify(pkg.version),
+  __ENGRAM_BUILTIN_TABLES_HASH__: JSON.stringify(stamps.tablesHash),
+  __ENGRAM_DEFAULT_CONFIG__: JSON.stringify(stamps.defaultConfig),
+};
 
 rmSync(join(root, 'dist'), { recursive: true, force: true });
 mkdirSync(join(root, 'dist'), { recursive: true });

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { builtinTables } from '../../src/core/environment/detect.js';
 import { contextHash } from '../../src/core/environment/cache.js';
+import { configSchema } from '../../src/core/index.js';
 import { ROOT } from '../_helpers.js';
 
 const bundle = (name: string): string => readFileSync(join(ROOT, 'dist', name), 'utf8');
@@ -27,5 +28,12 @@ describe('the build', () => {
     // The ES module bundles (CLI, server) still load the package from node_modules when a store is opened.
     const chunks = readdirSync(join(ROOT, 'dist', 'chunks')).map((name) => bundle(join('chunks', name)));
     expect(chunks.some((chunk) => chunk.includes('better-sqlite3'))).toBe(true);
+  });
+
+  it('carries the default configuration as JSON: what the config schema gives for {}, so a hook without a config.json builds no schema', () => {
+    const defaults = configSchema().parse({});
+    // JSON holds it exactly (no undefined, no dates): what JSON.parse gives back is the same object.
+    expect(JSON.parse(JSON.stringify(defaults))).toStrictEqual(defaults);
+    expect(bundle('hooks/inprocess.cjs')).toContain(JSON.stringify(defaults));
   });
 });
