@@ -10,7 +10,7 @@ import { build } from 'esbuild';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BASE_OPTIONS } from './bundle.mjs';
+import { BASE_OPTIONS, EXTERNAL } from './bundle.mjs';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const started = performance.now();
@@ -30,6 +30,36 @@ const entryPoints = {
   'mcp-inprocess': join(root, 'src/mcp/inprocess.ts'),
 };
 
+// Two values computed once here by the same code the bundles run, and stamped into every bundle (define):
+// - the environment cache's hash of its built-in tag tables (src/core/environment/detect.ts builtinTables): a hook
+//   would otherwise hash their ~3 KB in JavaScript on every event (~3 ms in a cold process);
+// - the default configuration (src/core/config.ts defaultConfig), so a hook without a config.json builds no config
+//   schema (~90 zod schemas, ~7 ms) to parse `{}`.
+const stamps = await (async () => {
+  const bundled = await build({
+    stdin: {
+      contents:
+        "export { builtinTables } from './environment/detect.ts'; export { contextHash } from './environment/cache.ts'; export { defaultConfig } from './config.ts';",
+      resolveDir: join(root, 'src', 'core'),
+      loader: 'ts',
+    },
+    // Only what these need (tree-shaken, zod included): no banner, so it runs from a data: URL.
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    write: false,
+    logLevel: 'warning',
+  });
+  const core = await import(`data:text/javascript;base64,${Buffer.from(bundled.outputFiles[0].text).toString('base64')}`);
+  return { tablesHash: core.contextHash(core.builtinTables()), defaultConfig: JSON.stringify(core.defaultConfig()) };
+})();
+const define = {
+  __ENGRAM_VERSION__: JSON.stringify(pkg.version),
+  __ENGRAM_BUILTIN_TABLES_HASH__: JSON.stringify(stamps.tablesHash),
+  __ENGRAM_DEFAULT_CONFIG__: JSON.stringify(stamps.defaultConfig),
+};
+
 rmSync(join(root, 'dist'), { recursive: true, force: true });
 mkdirSync(join(root, 'dist'), { recursive: true });
 await build({
@@ -41,7 +71,7 @@ await build({
   splitting: true,
   chunkNames: 'chunks/[name]-[hash]',
   ...BASE_OPTIONS,
-  define: { __ENGRAM_VERSION__: JSON.stringify(pkg.version) },
+  define,
   legalComments: 'none',
   // Hooks run on every agent event: a smaller file parses faster. Names are kept so stack traces stay readable.
   minify,
@@ -54,7 +84,7 @@ await build({
 // and only Node built-ins, because an ES module graph costs a hook process several milliseconds more to load.
 await build({
   entryPoints: { 'hooks/fast': join(root, 'src/hooks/fast.ts') },
-  define: { __ENGRAM_VERSION__: JSON.stringify(pkg.version) },
+  define,
   outdir: join(root, 'dist'),
   outExtension: { '.js': '.cjs' },
   bundle: true,
@@ -75,8 +105,12 @@ await build({
   outExtension: { '.js': '.cjs' },
   ...BASE_OPTIONS,
   format: 'cjs',
+  // better-sqlite3's JavaScript is bundled here (compiled from the code cache with the rest, instead of ~13 files from
+  // node_modules each fallback); its native binary stays outside and is passed as `nativeBinding`
+  // (core/store/database.ts useBundledSqlite), so `bindings`, which would look for it, is never called.
+  external: [...EXTERNAL.filter((name) => name !== 'better-sqlite3'), 'bindings'],
   // CommonJS has no import.meta: the modules that resolve packages beside themselves (createRequire) get the file's URL.
-  define: { __ENGRAM_VERSION__: JSON.stringify(pkg.version), 'import.meta.url': '__engramFileUrl' },
+  define: { ...define, 'import.meta.url': '__engramFileUrl' },
   // 'use strict' first: the banner comes before esbuild's own directive, and the sources are strict ES modules.
   banner: { js: "'use strict';var __engramFileUrl = require('node:url').pathToFileURL(__filename).href;" },
   legalComments: 'none',

@@ -1,5 +1,4 @@
 import { closeSync, constants, fsyncSync, openSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { EngramError } from './errors.js';
 
@@ -15,7 +14,7 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, options
 
 /** {@link writeFileAtomic} for content produced in pieces (an export of a large store): `produce` calls `write`. */
 export function writeFileAtomicWith<T>(path: string, produce: (write: (data: string | Uint8Array) => void) => T, options: { mode?: number } = {}): T {
-  const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const temporary = join(dirname(path), `.${basename(path)}.${process.pid}.${process.getBuiltinModule('node:crypto').randomBytes(4).toString('hex')}.tmp`);
   let mode = options.mode;
   if (mode === undefined) {
     try {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+// node:crypto is loaded where it is used (process.getBuiltinModule): hooks load this module and rarely hash.
 import * as z from 'zod';
 import { EngramError } from './errors.js';
 import { redact } from './redact.js';
@@ -76,82 +76,97 @@ export const PrerequisitesSchema = z.strictObject({
 export type Prerequisites = z.infer<typeof PrerequisitesSchema>;
 
 /** One engram exactly as stored, exported and printed. Field order here is the order of every JSON output. */
-export const EngramSchema = z.strictObject({
-  id: z.number().int().positive(),
-  uid: z.string().min(8).max(64),
-  kind: z.string().min(1).max(LIMITS.kindChars),
-  title: z.string().max(LIMITS.titleChars).nullable(),
-  text: z.string().min(1).max(LIMITS.textChars),
-  content: z.string().max(LIMITS.contentChars).nullable(),
-  category: z.string().min(1),
-  tags: z.array(z.string().min(1)),
-  prerequisites: PrerequisitesSchema.nullable(),
-  source: SourceSchema,
-  source_sessions: z.array(z.string()),
-  /**
-   * The session it was saved in (the Go engram's observation session, e.g. `manual-save-shop`), or null. Optional in
-   * the type so exports written before it existed still parse; the store always returns it.
-   */
-  session_id: z.string().nullable().optional(),
-  tool_name: z.string().nullable(),
-  occurrence_count: z.number().int().min(0),
-  times_matched: z.number().int().min(0),
-  last_matched_at: ISO.nullable(),
-  pinned: z.boolean(),
-  auto_pinned: z.boolean(),
-  deprecated: z.boolean(),
-  deprecated_reason: z.string().nullable(),
-  project: z.string().nullable(),
-  scope: ScopeSchema,
-  topic_key: z.string().nullable(),
-  content_hash: z.string(),
-  revision_count: z.number().int().min(0),
-  duplicate_count: z.number().int().min(0),
-  created_at: ISO,
-  updated_at: ISO,
-  last_seen_at: ISO,
-  deleted_at: ISO.nullable(),
-  /** Review state (docs/GOVERNANCE.md). `deprecated` here and the `deprecated` flag above always agree. */
-  status: StatusSchema,
-  /** Why it waits (a conflict, its tier, autopromote off) or why a person rejected or retired it. */
-  status_reason: z.string().nullable(),
-  learned_by: LearnedBySchema,
-  /** Risk tier when it was admitted or last edited (1 low … 3 always reviewed); null for engrams older than review. */
-  tier: z.number().int().min(1).max(3).nullable(),
-  /** When a person last confirmed it (approve, or their own add); freshness counts from here or the last match. */
-  confirmed_at: ISO.nullable(),
-  liveness: LivenessSchema,
-  liveness_at: ISO.nullable(),
-});
-export type Engram = z.infer<typeof EngramSchema>;
+const buildEngramSchema = () =>
+  z.strictObject({
+    id: z.number().int().positive(),
+    uid: z.string().min(8).max(64),
+    kind: z.string().min(1).max(LIMITS.kindChars),
+    title: z.string().max(LIMITS.titleChars).nullable(),
+    text: z.string().min(1).max(LIMITS.textChars),
+    content: z.string().max(LIMITS.contentChars).nullable(),
+    category: z.string().min(1),
+    tags: z.array(z.string().min(1)),
+    prerequisites: PrerequisitesSchema.nullable(),
+    source: SourceSchema,
+    source_sessions: z.array(z.string()),
+    /**
+     * The session it was saved in (the Go engram's observation session, e.g. `manual-save-shop`), or null. Optional in
+     * the type so exports written before it existed still parse; the store always returns it.
+     */
+    session_id: z.string().nullable().optional(),
+    tool_name: z.string().nullable(),
+    occurrence_count: z.number().int().min(0),
+    times_matched: z.number().int().min(0),
+    last_matched_at: ISO.nullable(),
+    pinned: z.boolean(),
+    auto_pinned: z.boolean(),
+    deprecated: z.boolean(),
+    deprecated_reason: z.string().nullable(),
+    project: z.string().nullable(),
+    scope: ScopeSchema,
+    topic_key: z.string().nullable(),
+    content_hash: z.string(),
+    revision_count: z.number().int().min(0),
+    duplicate_count: z.number().int().min(0),
+    created_at: ISO,
+    updated_at: ISO,
+    last_seen_at: ISO,
+    deleted_at: ISO.nullable(),
+    /** Review state (docs/GOVERNANCE.md). `deprecated` here and the `deprecated` flag above always agree. */
+    status: StatusSchema,
+    /** Why it waits (a conflict, its tier, autopromote off) or why a person rejected or retired it. */
+    status_reason: z.string().nullable(),
+    learned_by: LearnedBySchema,
+    /** Risk tier when it was admitted or last edited (1 low … 3 always reviewed); null for engrams older than review. */
+    tier: z.number().int().min(1).max(3).nullable(),
+    /** When a person last confirmed it (approve, or their own add); freshness counts from here or the last match. */
+    confirmed_at: ISO.nullable(),
+    liveness: LivenessSchema,
+    liveness_at: ISO.nullable(),
+  });
+let builtEngramSchema: ReturnType<typeof buildEngramSchema> | undefined;
+/**
+ * The schema of one engram, built on first use: a hook never parses a whole engram, and building this and
+ * {@link engramStatsSchema} at load cost every process that loads core ~5 ms.
+ */
+export function engramSchema(): ReturnType<typeof buildEngramSchema> {
+  return (builtEngramSchema ??= buildEngramSchema());
+}
+export type Engram = z.infer<ReturnType<typeof buildEngramSchema>>;
 
 /** The learning state kept beside each engram; exported with it so a move between machines keeps what was learned. */
-export const EngramStatsSchema = z.strictObject({
-  repos: z.array(
-    z.strictObject({
-      repo: z.string().min(1),
-      times_matched: z.number().int().min(0),
-      last_matched_at: ISO.nullable(),
-    }),
-  ),
-  tag_sets: z.array(
-    z.strictObject({
-      tag_set: z.array(z.string().min(1)),
-      times_matched: z.number().int().min(0),
-      last_matched_at: ISO.nullable(),
-    }),
-  ),
-  tag_relevance: z.array(
-    z.strictObject({
-      tag: z.string().min(1),
-      score: z.number().min(-3).max(3),
-      positive_evals: z.number().int().min(0),
-      negative_evals: z.number().int().min(0),
-      last_evaluated_at: ISO.nullable(),
-    }),
-  ),
-});
-export type EngramStats = z.infer<typeof EngramStatsSchema>;
+const buildEngramStatsSchema = () =>
+  z.strictObject({
+    repos: z.array(
+      z.strictObject({
+        repo: z.string().min(1),
+        times_matched: z.number().int().min(0),
+        last_matched_at: ISO.nullable(),
+      }),
+    ),
+    tag_sets: z.array(
+      z.strictObject({
+        tag_set: z.array(z.string().min(1)),
+        times_matched: z.number().int().min(0),
+        last_matched_at: ISO.nullable(),
+      }),
+    ),
+    tag_relevance: z.array(
+      z.strictObject({
+        tag: z.string().min(1),
+        score: z.number().min(-3).max(3),
+        positive_evals: z.number().int().min(0),
+        negative_evals: z.number().int().min(0),
+        last_evaluated_at: ISO.nullable(),
+      }),
+    ),
+  });
+let builtEngramStatsSchema: ReturnType<typeof buildEngramStatsSchema> | undefined;
+/** The schema of an engram's learning state, built on first use (as {@link engramSchema}). */
+export function engramStatsSchema(): ReturnType<typeof buildEngramStatsSchema> {
+  return (builtEngramStatsSchema ??= buildEngramStatsSchema());
+}
+export type EngramStats = z.infer<ReturnType<typeof buildEngramStatsSchema>>;
 
 const invalid = (message: string, details?: Record<string, unknown>): EngramError =>
   new EngramError('INVALID_INPUT', message, details ? { details } : {});
@@ -256,5 +271,5 @@ export function normalizePrerequisites(raw: unknown): Prerequisites | null {
  * collapsed, so re-adding the same lesson with different spacing or capitals is recognised.
  */
 export function contentHash(text: string): string {
-  return createHash('sha256').update(text.toLowerCase().replace(/\s+/g, ' ').trim()).digest('hex');
+  return process.getBuiltinModule('node:crypto').createHash('sha256').update(text.toLowerCase().replace(/\s+/g, ' ').trim()).digest('hex');
 }

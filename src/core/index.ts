@@ -5,7 +5,7 @@
  */
 export { readEnv, httpToken, LOG_LEVELS, LogLevelSchema } from './env.js';
 export type { EngramEnv, LogLevel } from './env.js';
-export { ConfigSchema, EMBEDDER_PROVIDERS, isLoopbackHost, loadSettings, loadSettingsLeniently, formatIssues } from './config.js';
+export { configSchema, EMBEDDER_PROVIDERS, isLoopbackHost, loadSettings, loadSettingsLeniently, formatIssues } from './config.js';
 export type { Config, EmbedderProvider, Settings } from './config.js';
 export { homePaths } from './paths.js';
 export { VERSION } from './version.js';
@@ -33,8 +33,8 @@ export {
 export type { DetectedEnvironment, EnvironmentAgent, EnvironmentOptions, TagRules } from './environment/index.js';
 export { writeFileAtomic, writeFileAtomicWith, syncFolder } from './atomic-file.js';
 export {
-  EngramSchema,
-  EngramStatsSchema,
+  engramSchema,
+  engramStatsSchema,
   STATUSES,
   StatusSchema,
   LEARNED_BY,
@@ -64,6 +64,7 @@ export {
   loadVectorExtension,
   loadSqlite,
   openDatabase,
+  useBundledSqlite,
   KNN_MAX_K,
   UNUSABLE_ANSWER,
 } from './store/index.js';

@@ -4,12 +4,14 @@
  * did not answer, so the fast path never parses this code.
  * @module
  */
+import BundledSqlite from 'better-sqlite3';
 import {
   createLogger,
   isEngramError,
   loadSettingsLeniently,
   openStore,
   readEnv,
+  useBundledSqlite,
   type Store,
 } from '../core/index.js';
 import { createSearchEngine, searchTuning } from '../services/index.js';
@@ -40,6 +42,8 @@ export async function runInProcess(
     loaded?: { ms: number; codeCache: string };
   },
 ): Promise<string> {
+  // This bundle carries better-sqlite3's JavaScript (scripts/build.mjs): compiled from the code cache, not node_modules.
+  useBundledSqlite(BundledSqlite);
   const env = readEnv(options.env ?? process.env);
   const { settings, configError } = loadSettingsLeniently(env);
   const log = createLogger({

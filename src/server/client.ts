@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 // Starting the background server from a hook process that found none (the in-process path).
@@ -65,7 +64,9 @@ export function startServer(options: {
     utimesSync(options.paths.spawnStamp, now / 1000, now / 1000);
     mkdirSync(options.logs, { recursive: true, mode: 0o700 });
     const out = openSync(join(options.logs, 'server.out'), 'a', 0o600);
-    const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, script, ...(options.drainOnly ? ['--drain'] : [])], {
+    // Loaded here, not at the top: a hook that falls back with the server switched off never spawns (node:child_process
+    // and node:net cost it 2–4 ms to load).
+    const child = process.getBuiltinModule('node:child_process').spawn(process.execPath, [...SERVER_NODE_FLAGS, script, ...(options.drainOnly ? ['--drain'] : [])], {
       detached: true,
       stdio: ['ignore', out, out],
       env: { ...(options.env ?? process.env), ...SERVER_ENV, ENGRAM_HOME: options.home },

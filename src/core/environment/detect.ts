@@ -15,6 +15,18 @@ import {
 } from './tags.js';
 import type { CachedEnvironment, DetectedEnvironment, EnvironmentOptions } from './types.js';
 
+declare const __ENGRAM_BUILTIN_TABLES_HASH__: string | undefined;
+
+/** The built-in tag tables: their content is part of every cached entry's context ({@link cacheContext}). */
+export const builtinTables = (): unknown[] => [BUILTIN_REMOTE_PATTERNS, BUILTIN_FILE_MARKERS, BUILTIN_DEPENDENCY_TAGS, BUILTIN_DIR_PATTERNS];
+
+/**
+ * `contextHash(builtinTables())`, computed by scripts/build.mjs from these same tables and stamped into the bundles:
+ * hashing their ~3 KB in JavaScript cost a hook that falls back ~3 ms on every event. Computed here when run from
+ * source.
+ */
+const BUILT_TABLES_HASH = typeof __ENGRAM_BUILTIN_TABLES_HASH__ === 'string' ? __ENGRAM_BUILTIN_TABLES_HASH__ : undefined;
+
 /** The OS name prerequisites use: Node's platform, with `win32` called `windows`. */
 export const osName = (platform: NodeJS.Platform): string => (platform === 'win32' ? 'windows' : platform);
 
@@ -30,7 +42,7 @@ function cacheContext(options: EnvironmentOptions, platform: NodeJS.Platform): s
   const { env, rules } = options;
   const parts = [platform, env.userHome, claudeStatePath(env), env.codexHome].join('\0');
   if (lastContext?.rules === rules && lastContext.parts === parts) return lastContext.value;
-  builtinHash ??= contextHash([BUILTIN_REMOTE_PATTERNS, BUILTIN_FILE_MARKERS, BUILTIN_DEPENDENCY_TAGS, BUILTIN_DIR_PATTERNS]);
+  builtinHash ??= BUILT_TABLES_HASH ?? contextHash(builtinTables());
   const value = contextHash([builtinHash, rules, parts]);
   lastContext = { rules, parts, value };
   return value;

@@ -1,6 +1,6 @@
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { EngramError } from '../errors.js';
 
@@ -13,10 +13,47 @@ const nodeRequire = createRequire(import.meta.url);
 
 const NATIVE_FAILURE = /bindings file|NODE_MODULE_VERSION|ERR_DLOPEN_FAILED|better_sqlite3\.node|Cannot find module 'better-sqlite3'/;
 
+/** better-sqlite3's JavaScript carried by the bundle itself (the hooks' in-process path), see {@link useBundledSqlite}. */
+let bundledSqlite: typeof BetterSqlite3 | undefined;
+/** The bundled constructor bound to the runtime's binary; `null` when that binary is not where the build puts it. */
+let boundSqlite: typeof BetterSqlite3 | null | undefined;
+
+/**
+ * Makes {@link loadSqlite} use a copy of better-sqlite3's JavaScript that a bundle carries (the hooks' in-process
+ * path: compiled with the bundle's V8 code cache instead of ~13 CommonJS files read, resolved and compiled, and the
+ * `bindings` package's search for the binary, each time a hook falls back), with the runtime's own native binary
+ * passed as `nativeBinding`. When that binary is not at `build/Release/better_sqlite3.node` of the runtime's
+ * better-sqlite3, the package is loaded from node_modules as usual (and `bindings` looks for it).
+ */
+export function useBundledSqlite(Sqlite: typeof BetterSqlite3): void {
+  bundledSqlite = Sqlite;
+  boundSqlite = undefined;
+}
+
+function fromBundle(): typeof BetterSqlite3 | null {
+  if (!bundledSqlite) return null;
+  if (boundSqlite !== undefined) return boundSqlite;
+  let nativeBinding: string | null = null;
+  try {
+    nativeBinding = join(dirname(nodeRequire.resolve('better-sqlite3/package.json')), 'build', 'Release', 'better_sqlite3.node');
+  } catch {
+    // No better-sqlite3 beside the bundle: loadSqlite's own require says so.
+  }
+  if (!nativeBinding || !existsSync(nativeBinding)) return (boundSqlite = null);
+  const Base = bundledSqlite;
+  const binary = nativeBinding;
+  boundSqlite = class extends Base {
+    constructor(filename?: string | Buffer, options: BetterSqlite3.Options = {}) {
+      super(filename, { ...options, nativeBinding: binary });
+    }
+  } as unknown as typeof BetterSqlite3;
+  return boundSqlite;
+}
+
 /** Loads the better-sqlite3 constructor or throws NATIVE_MODULE_MISSING. */
 export function loadSqlite(): typeof BetterSqlite3 {
   try {
-    return nodeRequire('better-sqlite3') as typeof BetterSqlite3;
+    return fromBundle() ?? (nodeRequire('better-sqlite3') as typeof BetterSqlite3);
   } catch (error) {
     throw nativeError('better-sqlite3', error);
   }

@@ -1,9 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import type { Engram, EngramStatus, LearnedBy, Liveness, Prerequisites, Scope, Source } from '../engram.js';
 import { contentHash } from '../engram.js';
 import { redactDeep, sanitizeText } from '../redact.js';
 import type { Statement } from 'better-sqlite3';
 import type { Database } from './database.js';
+
+// node:crypto is loaded when an engram needs a uid (process.getBuiltinModule): a hook that only searches never does.
+const randomUUID = (): string => process.getBuiltinModule('node:crypto').randomUUID();
 
 /** An engram row as SQLite returns it. */
 interface EngramRow {

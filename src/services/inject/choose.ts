@@ -10,7 +10,9 @@ export interface Relevance {
   reason: 'lexical' | 'semantic' | 'clear-winner' | null;
 }
 
-const genericStems = new Set([...GENERIC_TERMS].flatMap((word) => searchTerms(word)));
+let generic: ReadonlySet<string> | undefined;
+/** The stems of the tool and file-type words, made on first use, not at load (the stemmer's first run is ~1 ms cold). */
+const genericStems = (): ReadonlySet<string> => (generic ??= new Set([...GENERIC_TERMS].flatMap((word) => searchTerms(word))));
 
 /**
  * A tool query without tool and file-type words (`Edit src/pay/refund.ts` → `pay refund`): they match most engrams
@@ -18,13 +20,13 @@ const genericStems = new Set([...GENERIC_TERMS].flatMap((word) => searchTerms(wo
  */
 export function withoutGenericWords(query: string): string {
   return (query.match(/[\p{L}\p{N}_]+/gu) ?? [])
-    .filter((word) => !searchTerms(word).every((term) => genericStems.has(term)))
+    .filter((word) => !searchTerms(word).every((term) => genericStems().has(term)))
     .join(' ');
 }
 
 /** The query's content terms, the way BM25 analyses them, without tool and file-type words. */
 export function contentTerms(query: string): Set<string> {
-  return new Set(searchTerms(query).filter((term) => !genericStems.has(term)));
+  return new Set(searchTerms(query).filter((term) => !genericStems().has(term)));
 }
 
 // The terms of an engram's searchable text, kept by the text itself (an edited engram is a new key): a warm server

@@ -7,7 +7,7 @@ import { TUNING } from './tuning.js';
  * Deliberately short: a word that can name a technical topic ("stop" a container, "retry" logic, "continue" a
  * loop) is not here.
  */
-const CONVERSATIONAL = new Set(
+const CONVERSATIONAL_WORDS = (): string[] =>
   [
     'ok', 'okay', 'okey', 'k', 'kk', 'yes', 'yeah', 'yep', 'yup', 'ya', 'sure', 'no', 'nope', 'nah', 'right',
     'alright', 'thanks', 'thank', 'thx', 'ty', 'please', 'pls', 'plz', 'go', 'ahead', 'proceed', 'sounds', 'good',
@@ -15,8 +15,10 @@ const CONVERSATIONAL = new Set(
     'indeed', 'hmm', 'hm', 'um', 'uh', 'wait', 'hi', 'hello', 'hey', 'done', 'now', 'just', 'yes please',
     'let', 'lets', 'let\'s', 'that', 'this', 'it', 'do', 'does', 'did', 'one', 'thing', 'stuff', 'again', 'same',
     'also', 'too', 'well', 'really', 'much', 'lot', 'lots', 'sorry', 'oops', 'huh', 'what', 'why', 'how',
-  ].flatMap((word) => searchTerms(word)),
-);
+  ].flatMap((word) => searchTerms(word));
+let conversational: ReadonlySet<string> | undefined;
+/** Stemmed on first use, not at load: a hook that searches nothing (SessionStart) never runs the stemmer (~2 ms cold). */
+const conversationalTerms = (): ReadonlySet<string> => (conversational ??= new Set(CONVERSATIONAL_WORDS()));
 
 /** Markers agents put into prompts that say something happened, not what the user wants. */
 const MARKERS = [
@@ -42,7 +44,7 @@ export function abstainReason(query: string): Exclude<AbstainReason, 'weak-match
 export function queryTerms(query: string): string[] {
   let text = query;
   for (const marker of MARKERS) text = text.replace(marker, ' ');
-  return [...new Set(searchTerms(text).filter((term) => !CONVERSATIONAL.has(term)))];
+  return [...new Set(searchTerms(text).filter((term) => !conversationalTerms().has(term)))];
 }
 
 /** The share of the query's weight (each term its IDF) that a memory's terms hold. */

@@ -1,20 +1,20 @@
 import * as z from 'zod';
-import { EngramSchema, EngramStatsSchema, type Engram, type EngramStats, type EngramStatus, type Store } from '../../core/index.js';
+import { engramSchema, engramStatsSchema, type Engram, type EngramStats, type EngramStatus, type Store } from '../../core/index.js';
 
 /**
  * One line of an export: the engram with every column, plus its learning state. Key order is fixed (schema order),
  * so exporting the same store twice gives the same bytes. Lines written before review existed have no review
  * columns: import derives them (status from `deprecated`, learned_by from `source`).
  */
-export const ExportLineSchema = EngramSchema.extend({
-  status: EngramSchema.shape.status.optional(),
-  status_reason: EngramSchema.shape.status_reason.optional(),
-  learned_by: EngramSchema.shape.learned_by.optional(),
-  tier: EngramSchema.shape.tier.optional(),
-  confirmed_at: EngramSchema.shape.confirmed_at.optional(),
-  liveness: EngramSchema.shape.liveness.optional(),
-  liveness_at: EngramSchema.shape.liveness_at.optional(),
-  stats: EngramStatsSchema,
+export const ExportLineSchema = engramSchema().extend({
+  status: engramSchema().shape.status.optional(),
+  status_reason: engramSchema().shape.status_reason.optional(),
+  learned_by: engramSchema().shape.learned_by.optional(),
+  tier: engramSchema().shape.tier.optional(),
+  confirmed_at: engramSchema().shape.confirmed_at.optional(),
+  liveness: engramSchema().shape.liveness.optional(),
+  liveness_at: engramSchema().shape.liveness_at.optional(),
+  stats: engramStatsSchema(),
 });
 export type ExportLine = z.infer<typeof ExportLineSchema>;
 

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { afterEach } from 'vitest';
 import {
   clearEnvironmentMemory,
-  ConfigSchema,
+  configSchema,
   detectEnvironment,
   readEnv,
   type DetectedEnvironment,
@@ -46,7 +46,7 @@ export function settle(root: string): void {
 }
 
 /** Parses a `tags` config section the way config.json is parsed. */
-export const rules = (section: unknown = {}): TagRules => ConfigSchema.parse({ tags: section }).tags;
+export const rules = (section: unknown = {}): TagRules => configSchema().parse({ tags: section }).tags;
 
 /** A temporary world: a user home, an Engram cache folder and a project folder. */
 export interface World {

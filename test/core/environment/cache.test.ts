@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { clearEnvironmentMemory } from '../../../src/core/index.js';
+import { cacheKey, contextHash, sha256Hex } from '../../../src/core/environment/cache.js';
 import { gitRepo, rules, settle, world, write, type World } from './_fixture.js';
 
 /** A project with a remote, a package.json, Claude and Codex configs, settled so its result can be cached. */
@@ -195,5 +197,15 @@ describe('environment cache', () => {
     w.detect();
     expect(w.detect({ cacheDir: null }).cache).toBe('off');
     expect(readdirSync(w.cacheDir)).toHaveLength(1);
+  });
+});
+
+describe('the cache’s hashes (JavaScript SHA-256, so a hook need not load node:crypto)', () => {
+  it('are the SHA-256 digests node:crypto gives, for ASCII and non-ASCII text', () => {
+    const digest = (text: string): string => createHash('sha256').update(text).digest('hex');
+    for (const text of ['', 'abc', '/home/ünïcødé/项目\0claude', 'x'.repeat(1_000)]) expect(sha256Hex(text)).toBe(digest(text));
+    expect(cacheKey('/work/p', 'claude')).toBe(digest('/work/p\0claude').slice(0, 16));
+    const parts = { home: '/h', agent: 'codex', rules: ['a', 'ß'] };
+    expect(contextHash(parts)).toBe(digest(JSON.stringify(parts)).slice(0, 32));
   });
 });
