@@ -1,0 +1,12 @@
+import ortm from 'onnxruntime-node'; const ort = ortm.default ?? ortm;
+import { readFileSync, readdirSync } from 'node:fs';
+const opts = JSON.parse(process.argv[2]);
+const buf = readFileSync('/work/shared/models/ctx-use-256/onnx/model_quantized.onnx');
+const s = await ort.InferenceSession.create(buf, { executionProviders: ['cpu'], ...opts });
+const n = 32 * 128;
+const f = { input_ids: new ort.Tensor('int64', BigInt64Array.from({ length: n }, (_, i) => BigInt(1000 + (i % 5000))), [32, 128]), attention_mask: new ort.Tensor('int64', new BigInt64Array(n).fill(1n), [32, 128]), token_type_ids: new ort.Tensor('int64', new BigInt64Array(n), [32, 128]) };
+const stat = (t) => { const st = readFileSync(`/proc/self/task/${t}/stat`, 'utf8'); const rest = st.slice(st.lastIndexOf(')') + 2).split(' '); return Number(rest[11]) + Number(rest[12]); };
+await s.run(f);
+const ts = readdirSync('/proc/self/task'); const b = Object.fromEntries(ts.map((t) => [t, stat(t)]));
+const t0 = Date.now(); for (let i = 0; i < 10; i++) await s.run(f); const w = Date.now() - t0;
+console.log(JSON.stringify(opts), 'wall per batch', w / 10, 'ms; thread ticks:', ts.map((t) => stat(t) - b[t]).filter((x) => x > 0).join(' '));
