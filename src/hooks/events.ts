@@ -119,12 +119,17 @@ export const HANDLERS: { [E in HookEventName]: Handler<z.ZodType<HookCommon>> } 
   }),
 
   UserPromptSubmit: define(UserPromptSubmitInputSchema, async ({ input, agent, runtime, session, defer }) => {
-    recordPrompt(
-      runtime.store(),
-      session,
-      { text: input.prompt, key: input.prompt_id ?? input.turn_id ?? null },
-      { now: runtime.now, capture: runtime.settings.config.capture.prompts },
-    );
+    // The prompt's row (redaction, then a write transaction: ~0.4 ms) is not read by the injection below, so the warm
+    // server writes it after answering, queued ahead of the record of what was shown; the in-process path writes it first.
+    const record = (): void =>
+      void recordPrompt(
+        runtime.store(),
+        session,
+        { text: input.prompt, key: input.prompt_id ?? input.turn_id ?? null },
+        { now: runtime.now, capture: runtime.settings.config.capture.prompts },
+      );
+    if (defer) defer(record);
+    else record();
     return injectForQuery(injectDeps(runtime, defer), session, runtime.environment(input.cwd, agent), {
       event: 'UserPromptSubmit',
       query: promptQuery(input.prompt),

@@ -1,6 +1,7 @@
 /**
  * handleHookCall with the warm server's `defer`: SessionStart answers before its session row is written, then the
- * deferred work writes the row (with this sighting's fields) ahead of the record of what was shown.
+ * deferred work writes the row (with this sighting's fields) ahead of the record of what was shown. UserPromptSubmit
+ * answers before its prompt is stored, and injects the same without the server's `defer` (the in-process path).
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -34,7 +35,13 @@ function serverLike() {
     agentFlag: 'claude' as const,
     envHints: { claude: true, codex: false },
   });
-  return { store, runtime, call };
+  const prompt = (sessionId: string, text: string) => ({
+    event: 'UserPromptSubmit' as const,
+    stdin: JSON.stringify({ session_id: sessionId, transcript_path: '/tmp/t.jsonl', cwd, hook_event_name: 'UserPromptSubmit', prompt: text, prompt_id: `${sessionId}-p1` }),
+    agentFlag: 'claude' as const,
+    envHints: { claude: true, codex: false },
+  });
+  return { store, runtime, call, prompt };
 }
 
 describe('SessionStart on the warm server (deferred work)', () => {
@@ -56,4 +63,41 @@ describe('SessionStart on the warm server (deferred work)', () => {
       store.close();
     });
   }
+});
+
+describe('UserPromptSubmit on the warm server (deferred work)', () => {
+  const text = 'how do I force-push my feature branch to git without losing work?';
+  it('answers first, then stores the prompt ahead of the record of what was shown', async () => {
+    const { store, runtime, prompt } = serverLike();
+    const deferred: Array<() => void> = [];
+    const answer = await handleHookCall(prompt('sess-p', text), runtime, { defer: (work) => deferred.push(work) });
+    expect(answer.outcome).toBe('answered');
+    expect(answer.stdout).toContain('force-with-lease');
+    // Nothing of the prompt is written before the answer: no session row, no prompt.
+    expect(store.sessions.get('sess-p')).toBeUndefined();
+    expect(store.sessions.prompts('sess-p')).toEqual([]);
+    // The prompt, what was shown, the log line.
+    expect(deferred.length).toBe(3);
+    deferred[0]?.();
+    expect(store.sessions.prompts('sess-p').map((row) => row.content)).toEqual([text]);
+    expect(store.activity.shown('sess-p')).toEqual([]);
+    for (const work of deferred.slice(1)) work();
+    expect(store.activity.shown('sess-p').map((row) => row.event)).toEqual(['UserPromptSubmit']);
+    store.close();
+  });
+
+  it('injects the same as the in-process path, which stores the prompt before answering', async () => {
+    const server = serverLike();
+    const deferred: Array<() => void> = [];
+    const warm = await handleHookCall(server.prompt('sess-a', text), server.runtime, { defer: (work) => deferred.push(work) });
+    const inProcess = serverLike();
+    // Another session id: what the first answer showed is counted as shown in its session until its record is written.
+    const direct = await handleHookCall(inProcess.prompt('sess-b', text), inProcess.runtime, {});
+    expect(inProcess.store.sessions.prompts('sess-b').map((row) => row.content)).toEqual([text]);
+    expect(warm.stdout).toContain('force-with-lease');
+    expect(warm.stdout).toBe(direct.stdout);
+    for (const work of deferred) work();
+    server.store.close();
+    inProcess.store.close();
+  });
 });

@@ -8,7 +8,8 @@ import type { Embedder, EmbedderSpec } from './types.js';
  * Embedding on several cores. USE lite runs tfjs on one WASM thread (its threaded build needs browser workers, so
  * tfjs turns threads off in Node), and one text costs ~30 ms of that thread whatever the batch: a pool of worker
  * threads, each with its own model (~120 MB each), embeds a bulk job (import, reindex) about `workers` times faster
- * on idle cores. transformers.js models need no pool: onnxruntime already runs each call on every core.
+ * on idle cores. transformers.js models need no pool: onnxruntime already runs each batch on every core (a single
+ * text runs on one thread: transformers.ts `ONE_TEXT_SESSION_OPTIONS`).
  *
  * Only bulk paths start a pool; hooks, searches and the in-process fallback embed in their own thread.
  */

@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -18,6 +19,7 @@ import {
   useLiteInstalled,
   type Embedder,
 } from '../../../src/core/index.js';
+import { embedderFromPipeline, oneTextSession } from '../../../src/core/embed/transformers.js';
 import { hasModels, MODELS_DIR, ROOT, tempDir, thrown } from '../../_helpers.js';
 
 const cosine = (a: Float32Array, b: Float32Array): number => a.reduce((sum, x, i) => sum + x * (b[i] as number), 0);
@@ -124,6 +126,66 @@ describe('transformers.js models from ../shared/models (offline)', () => {
       texts.forEach((_, i) => expect(Array.from(ours[i] as Float32Array)).toEqual(Array.from((theirs.data as Float32Array).slice(i * dim, (i + 1) * dim))));
     });
   }
+});
+
+describe.skipIf(!hasModels('ctx-use-256'))('ctx-use-256: single texts on a one-thread session (docs/PERFORMANCE.md, wave 9)', () => {
+  const MODEL = 'ctx-use-256';
+  const MODEL_FILE = join(MODELS_DIR, MODEL, 'onnx', 'model_quantized.onnx');
+  type Extract = Parameters<typeof embedderFromPipeline>[0];
+  const pipelineFor = async (): Promise<Extract> => {
+    const { pipeline, env } = await import('@xenova/transformers');
+    env.allowLocalModels = true;
+    env.allowRemoteModels = false;
+    env.useFSCache = false;
+    env.localModelPath = `${MODELS_DIR}/`;
+    return (await pipeline('feature-extraction', MODEL, { quantized: true })) as unknown as Extract;
+  };
+  const lines = (file: string, key: string): string[] =>
+    readFileSync(join(ROOT, 'fixtures', 'eval', file), 'utf8')
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => JSON.parse(line)[key] as string);
+
+  it('gives the pipeline its vectors bit for bit, and runs one text on its own session and batches on the pipeline', async () => {
+    const reference = await pipelineFor();
+    const extract = await pipelineFor();
+    const session = extract.model?.session;
+    if (!session) throw new Error('the pipeline holds no session');
+    let pipelineRuns = 0;
+    const run = session.run.bind(session);
+    session.run = (feeds) => {
+      pipelineRuns++;
+      return run(feeds);
+    };
+    const embedder = await embedderFromPipeline(extract, MODEL, MODEL_FILE);
+    // Every eval question and lesson, and a prompt past the model's 128 tokens (truncated the same way).
+    const texts = [...lines('queries-dev.jsonl', 'q'), ...lines('queries-test.jsonl', 'q'), ...lines('memories.jsonl', 'text')];
+    texts.push(Array.from({ length: 60 }, (_, i) => `step ${i}: rebuild the index, then rerun the failing test`).join('; '));
+    pipelineRuns = 0;
+    for (const text of texts) {
+      const [ours] = await embedder.embed([text]);
+      const theirs = await reference([text], { pooling: 'mean', normalize: true });
+      expect(Array.from(ours as Float32Array)).toEqual(Array.from(theirs.data));
+    }
+    expect(pipelineRuns).toBe(0);
+    await embedder.embed(['Run the build first.', 'Never commit .env files']);
+    expect(pipelineRuns).toBe(1);
+  }, 120_000);
+
+  it.skipIf(process.platform !== 'linux')('starts no onnxruntime worker thread for single texts (the pipeline\'s own session does)', async () => {
+    const extract = await pipelineFor();
+    const threads = (): number => readdirSync('/proc/self/task').length;
+    const before = threads();
+    const single = await oneTextSession(extract, MODEL_FILE);
+    expect(single).not.toBeNull();
+    expect(threads()).toBe(before);
+    if (availableParallelism() >= 2) {
+      // The counter can see a pool: a session with onnxruntime's default options starts its worker threads.
+      const create = (extract.model?.session?.constructor as unknown as { create: (path: string, options: object) => Promise<unknown> }).create;
+      await create.call(extract.model?.session?.constructor, MODEL_FILE, { executionProviders: ['cpu'] });
+      expect(threads()).toBeGreaterThan(before);
+    }
+  }, 60_000);
 });
 
 describe.skipIf(!useLiteInstalled())('Universal Sentence Encoder lite from npm', () => {
