@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess, type SpawnSyncReturns } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   cpSync,
@@ -419,4 +419,30 @@ export function hasConnectedUnixSocket(pid: number): boolean {
       const fields = line.trim().split(/\s+/);
       return fields[5] === '03' && inodes.includes(fields[6] ?? '');
     });
+}
+
+/**
+ * Starts `node script …args` (a bundled child that serves something) and collects each JSON line it prints on stdout
+ * into `lines`; resolves once it has printed `{"ready": …}`. The child is pushed onto `children` for the caller's
+ * afterEach to kill.
+ */
+export async function spawnJsonLines(
+  script: string,
+  args: string[],
+  children: ChildProcess[],
+  waitingFor: string,
+): Promise<{ child: ChildProcess; lines: Array<Record<string, unknown>> }> {
+  const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  const lines: Array<Record<string, unknown>> = [];
+  let buffer = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    buffer += chunk;
+    for (let end = buffer.indexOf('\n'); end >= 0; end = buffer.indexOf('\n')) {
+      lines.push(JSON.parse(buffer.slice(0, end)) as Record<string, unknown>);
+      buffer = buffer.slice(end + 1);
+    }
+  });
+  await until(() => lines.some((line) => line.ready), waitingFor);
+  return { child, lines };
 }

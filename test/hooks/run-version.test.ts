@@ -6,13 +6,13 @@
  * the version the hook reads itself; a server of another version sends the hook to its fast path. Real hook processes
  * (a copy of hooks/run.cjs in an install folder with a stand-in runtime) against a real mailbox in a child process.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bundleEntry } from '../../scripts/bundle.mjs';
 import { FAST_PATH, NATIVE_BINDING, mailboxOf } from '../../hooks/run.cjs';
-import { ROOT, tempDir, until } from '../_helpers.js';
+import { ROOT, spawnJsonLines, tempDir, until } from '../_helpers.js';
 
 let bundled: Promise<string> | undefined;
 const childScript = (): Promise<string> =>
@@ -28,18 +28,7 @@ async function serve(mode: 'new' | 'old' | 'no-runtime' | 'other-version') {
   const home = tempDir();
   const mailbox = mailboxOf(home);
   mkdirSync(join(home, 'run'), { recursive: true });
-  const child = spawn(process.execPath, [await childScript(), mailbox.fifo, mailbox.dir, mode], { stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  const lines: Array<Record<string, unknown>> = [];
-  let buffer = '';
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-    buffer += chunk;
-    for (let end = buffer.indexOf('\n'); end >= 0; end = buffer.indexOf('\n')) {
-      lines.push(JSON.parse(buffer.slice(0, end)) as Record<string, unknown>);
-      buffer = buffer.slice(end + 1);
-    }
-  });
-  await until(() => lines.some((line) => line.ready), 'the mailbox child to open its pipe');
+  const { child, lines } = await spawnJsonLines(await childScript(), [mailbox.fifo, mailbox.dir, mode], children, 'the mailbox child to open its pipe');
   const got = () => lines.filter((line) => line.call).map((line) => line.call as Record<string, unknown>);
   return {
     home,

@@ -11,7 +11,7 @@ import { bundleEntry } from '../../scripts/bundle.mjs';
 import { HOOK_ENTRIES, PIPE_BUF, mailboxOf, postToMailbox } from '../../hooks/run.cjs';
 import { ANSWER_KEEP_MS } from '../../src/server/mailbox-server.js';
 import { serverPaths } from '../../src/server/address.js';
-import { ROOT, tempDir, until } from '../_helpers.js';
+import { ROOT, spawnJsonLines, tempDir, until } from '../_helpers.js';
 
 let bundled: Promise<string> | undefined;
 const childScript = (): Promise<string> =>
@@ -29,18 +29,7 @@ afterEach(() => {
 async function serve(mode: 'echo' | 'short' | 'hold') {
   const run = tempDir();
   const mailbox = { fifo: join(run, 'hooks.fifo'), dir: join(run, 'hooks') };
-  const child = spawn(process.execPath, [await childScript(), mailbox.fifo, mailbox.dir, mode], { stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(child);
-  const lines: Array<Record<string, unknown>> = [];
-  let buffer = '';
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-    buffer += chunk;
-    for (let end = buffer.indexOf('\n'); end >= 0; end = buffer.indexOf('\n')) {
-      lines.push(JSON.parse(buffer.slice(0, end)) as Record<string, unknown>);
-      buffer = buffer.slice(end + 1);
-    }
-  });
-  await until(() => lines.some((line) => line.ready), 'the mailbox child to open its pipe');
+  const { child, lines } = await spawnJsonLines(await childScript(), [mailbox.fifo, mailbox.dir, mode], children, 'the mailbox child to open its pipe');
   return { mailbox, child, lines };
 }
 

@@ -498,6 +498,16 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
     for (let i = 0; i < 16; i++) add(`Maya: ${words[i]} ${words[i + 1]}.`, `chat-${i + 2}`);
     for (let i = 0; i < 100; i++) add(`Sam: ${Array.from({ length: 8 }, (_, j) => words[(i * 5 + j * j + j) % words.length]).join(' ')} note${i}.`, `chat-${(i % 16) + 2}`);
   }
+  /** A store and a writer of chat turns recorded in a session. */
+  function chatStore(): { store: Store; add: (text: string, session: string) => number } {
+    const store = tempStore();
+    const add = (text: string, session: string): number => {
+      const { engram } = addEngram(store, { text, category: 'chat' });
+      store.engrams.update(engram.id, { session_id: session });
+      return engram.id;
+    };
+    return { store, add };
+  }
   /** BM25 alone ranks the answer below 10; hybrid keeps the question first and brings the answer in as its context. */
   async function expectAnswerAsContext(store: Store, question: number, answer: number): Promise<void> {
     const bm25 = await engine(store).search({ ...dogQuery, mode: 'bm25', topK: 30 });
@@ -509,12 +519,7 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
   }
 
   it('gives a weak place to the reply recorded after the best hit in its session (round 5)', async () => {
-    const store = tempStore();
-    const add = (text: string, session: string): number => {
-      const { engram } = addEngram(store, { text, category: 'chat' });
-      store.engrams.update(engram.id, { session_id: session });
-      return engram.id;
-    };
+    const { store, add } = chatStore();
     addChatFillers(add);
     // The question and its answer, one after the other in one session: the answer shares only the name with the
     // question, and is longer than the name-only turns, so BM25 ranks it below all of them.
@@ -541,12 +546,7 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
   });
 
   it('gives the place to the session neighbour holding more of the query when neighbours are as close (round 7)', async () => {
-    const store = tempStore();
-    const add = (text: string, session: string): number => {
-      const { engram } = addEngram(store, { text, category: 'chat' });
-      store.engrams.update(engram.id, { session_id: session });
-      return engram.id;
-    };
+    const { store, add } = chatStore();
     addChatFillers(add);
     // Around the question, one turn each side: before it a short turn holding only the name (recorded first, so it wins
     // a tie on id), after it the long answer holding the name and "dog" (BM25 ranks it below the name-only turns).
