@@ -10,10 +10,8 @@
  * not in this tree; test/e2e/server.test.ts runs the real one.)
  */
 import * as z from 'zod';
-import { openMailbox } from '../../src/server/mailbox-server.js';
+import { mode, say, serveMailbox } from '../server/_mailbox-serve.js';
 
-const [fifo, dir, mode] = process.argv.slice(2) as [string, string, string];
-const say = (value: unknown): void => void process.stdout.write(`${JSON.stringify(value)}\n`);
 /** The hook request as servers before the install-folder form validated it (server/protocol.ts then). */
 const OldHookRequest = z.strictObject({ v: z.literal(1), op: z.literal('hook'), version: z.string().max(64).optional(), call: z.unknown() });
 
@@ -26,24 +24,8 @@ function reply(request: Record<string, unknown>): unknown {
   return answered(`root ${String(request.root)}`);
 }
 
-const mailbox = openMailbox(
-  { fifo, dir },
-  {
-    onCall(call) {
-      const request = JSON.parse(call.line) as Record<string, unknown>;
-      say({ call: request });
-      call.answer(`${JSON.stringify(reply(request))}\n`);
-    },
-    onWithdrawn: () => {},
-    onError: (error) => say({ error: String(error) }),
-  },
-);
-if ('error' in mailbox) {
-  say({ error: String(mailbox.error) });
-  process.exit(1);
-}
-process.on('SIGTERM', () => {
-  mailbox.close();
-  process.exit(0);
-});
-say({ ready: true });
+serveMailbox((call) => {
+  const request = JSON.parse(call.line) as Record<string, unknown>;
+  say({ call: request });
+  call.answer(`${JSON.stringify(reply(request))}\n`);
+}).ready();
