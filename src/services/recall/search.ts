@@ -699,8 +699,8 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
         // (IDF-weighted coverage: BM25's length normalisation and term frequency put it lower) takes a weak place
         // (tuning.ts `coverage`).
         const full = TUNING.coverage;
-        if (full.places > 0 && index.docs >= full.minStore && confidence.best > 0 && top.some((entry) => coverage(entry.id) < full.weakerThan * (confidence as Confidence).best)) {
-          const best = confidence.best;
+        const best = confidence.best;
+        if (full.places > 0 && index.docs >= full.minStore && best > 0 && top.some((entry) => coverage(entry.id) < full.weakerThan * best)) {
           const byCoverage = bm25Ids
             .slice(0, full.bm25Depth)
             .map((id, rank) => ({ id, rank, held: coverage(id) }))

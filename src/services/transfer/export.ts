@@ -1,19 +1,21 @@
 import * as z from 'zod';
 import { engramSchema, engramStatsSchema, type Engram, type EngramStats, type EngramStatus, type Store } from '../../core/index.js';
 
+const engram = engramSchema();
+
 /**
  * One line of an export: the engram with every column, plus its learning state. Key order is fixed (schema order),
  * so exporting the same store twice gives the same bytes. Lines written before review existed have no review
  * columns: import derives them (status from `deprecated`, learned_by from `source`).
  */
-export const ExportLineSchema = engramSchema().extend({
-  status: engramSchema().shape.status.optional(),
-  status_reason: engramSchema().shape.status_reason.optional(),
-  learned_by: engramSchema().shape.learned_by.optional(),
-  tier: engramSchema().shape.tier.optional(),
-  confirmed_at: engramSchema().shape.confirmed_at.optional(),
-  liveness: engramSchema().shape.liveness.optional(),
-  liveness_at: engramSchema().shape.liveness_at.optional(),
+export const ExportLineSchema = engram.extend({
+  status: engram.shape.status.optional(),
+  status_reason: engram.shape.status_reason.optional(),
+  learned_by: engram.shape.learned_by.optional(),
+  tier: engram.shape.tier.optional(),
+  confirmed_at: engram.shape.confirmed_at.optional(),
+  liveness: engram.shape.liveness.optional(),
+  liveness_at: engram.shape.liveness_at.optional(),
   stats: engramStatsSchema(),
 });
 export type ExportLine = z.infer<typeof ExportLineSchema>;
