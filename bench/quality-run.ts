@@ -52,12 +52,14 @@ const tuning = searchTuning(settings.config);
 for (const embedder of embedders) {
   for (const set of sets) {
     const memories = readFileSync(evalSetFiles(root, set, 'dev').memories, 'utf8').split('\n');
-    const queries = splits.flatMap((split) =>
+    // Dev before test whatever the order asked: the engine's state moves with its searches (the store's vector
+    // reliability), and the tables were made with the test queries searched after the dev ones. A run without dev
+    // searches the dev queries first anyway, unscored (`warmUp`), so `--splits test` reproduces those rows.
+    const linesOf = (split: EvalSplit): string[] =>
       readFileSync(evalSetFiles(root, set, split).queries, 'utf8')
         .split('\n')
-        .filter((line) => line.trim() !== '')
-        .map((line) => ({ split, line })),
-    );
+        .filter((line) => line.trim() !== '');
+    const queries = (['dev', 'test'] as const).filter((split) => splits.includes(split)).flatMap((split) => linesOf(split).map((line) => ({ split, line })));
     const splitOf = new Map(queries.map(({ split, line }) => [(JSON.parse(line) as { q: string }).q, split]));
     const tallies = new Map<string, { n: number; un: number; recall: number; rr: number; r3: number; r3kept: number; silent: number; ms: number[] }>();
     const started = performance.now();
@@ -65,6 +67,7 @@ for (const embedder of embedders) {
       memories,
       storePerGroup: evalSetFiles(root, set, 'dev').storePerGroup,
       queries: queries.map(({ line }) => line),
+      ...(splits.includes('dev') ? {} : { warmUp: linesOf('dev') }),
       k: K,
       modes: MODES,
       embedder: choiceOf(embedder),

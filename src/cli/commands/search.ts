@@ -294,6 +294,7 @@ export function registerSearchCommands(program: Command, action: Action): void {
     .addOption(new Option('--set <name>', 'a labelled set shipped with Engram instead of files (docs/SEARCH.md)').choices([...EVAL_SET_NAMES]))
     .addOption(new Option('--split <split>', 'which queries of --set: dev (tuning) or test (held out, for reporting)').choices(['dev', 'test']).default('test'))
     .option('--store-per-group', 'each group of --memories is its own store (as --set dialogue does)')
+    .option('--warm-up <file>', "JSONL queries searched first in each mode and scored nowhere (default with --set and --split test: the set's dev queries, as docs/SEARCH.md's tables ran)")
     .option('--k <n>', 'cut-off for recall@k, hit@k and mrr (1–100)', integerOption('--k', 1), 10)
     .addOption(new Option('--mode <mode>', 'which signals').choices([...SEARCH_MODES, 'all']).default('all'))
     .option('--rrf-k <n>', 'override the RRF constant', numberOption('--rrf-k', 1, 1000))
@@ -309,6 +310,7 @@ export function registerSearchCommands(program: Command, action: Action): void {
             set?: EvalSetName;
             split: EvalSplit;
             storePerGroup?: boolean;
+            warmUp?: string;
             k: number;
             mode: SearchMode | 'all';
             rrfK?: number;
@@ -326,6 +328,13 @@ export function registerSearchCommands(program: Command, action: Action): void {
                 queries: resolve(context.io.cwd, flags.queries as string),
                 storePerGroup: flags.storePerGroup === true,
               };
+          // The engine's state moves with its searches (the store's vector reliability): a held-out split is searched
+          // after the dev queries, as the tables in docs/SEARCH.md were, so the command reproduces them.
+          const warmUpFile = flags.warmUp
+            ? resolve(context.io.cwd, flags.warmUp)
+            : flags.set && flags.split === 'test'
+              ? evalSetFiles(context.installRoot, flags.set, 'dev').queries
+              : null;
           const settings = context.settings();
           const tuning = searchTuning(settings.config);
           if (flags.rrfK !== undefined) tuning.rrfK = flags.rrfK;
@@ -336,6 +345,7 @@ export function registerSearchCommands(program: Command, action: Action): void {
             memories: readInputFile(context.io.cwd, files.memories).split('\n'),
             queries: readInputFile(context.io.cwd, files.queries).split('\n'),
             storePerGroup: files.storePerGroup,
+            ...(warmUpFile ? { warmUp: readInputFile(context.io.cwd, warmUpFile).split('\n') } : {}),
             k: flags.k,
             modes: flags.mode === 'all' ? ['bm25', 'vector', 'hybrid'] : [flags.mode],
             embedder: resolveEmbedder(settings),

@@ -83,6 +83,13 @@ export interface RetrievalBenchOptions {
   storePerGroup?: boolean;
   /** Sees each throwaway store once its memories are embedded, before any query (bench/tune.mjs reads vectors). */
   onStore?: (store: Store, embedder: Embedder | null) => void;
+  /**
+   * Query lines (the queries file's format; labels unread) searched before the scored queries, in every mode, scored
+   * nowhere. The engine keeps state across searches — the store's vector reliability (pipeline step 7) moves with each
+   * hybrid search — so a held-out split searched alone starts from the prior where the tables' runs reach it after the
+   * dev queries: warming with the dev queries makes `--split test` reproduce them (docs/SEARCH.md, "Evaluation sets").
+   */
+  warmUp?: readonly string[];
   /** Sees every response with its query, e.g. to judge what hooks would inject (bench/inject.mjs). */
   inspect?: (query: BenchQuery, response: SearchResponse, memoryIdsOf: (engramId: number) => readonly string[], mode: SearchMode) => void;
 }
@@ -163,11 +170,22 @@ interface ModeTally {
   model: string | null;
 }
 
+/** What one bench query asks the engine: its text in `mode`, within its group unless the group is the store. */
+function searchOf(query: BenchQuery, mode: SearchMode, options: RetrievalBenchOptions): SearchRequest {
+  return {
+    query: query.q,
+    mode,
+    topK: options.k,
+    ...(query.group && !options.storePerGroup ? { scope: { project: query.group, includePersonal: false } } : {}),
+  };
+}
+
 /** Loads memories into a throwaway store, embeds them, runs the queries in every mode into `tallies`. Returns the
  * embedder it loaded, for the next store to reuse. */
 async function benchStore(
   memories: readonly BenchMemory[],
   queries: readonly BenchQuery[],
+  warmUp: readonly BenchQuery[],
   options: RetrievalBenchOptions,
   tallies: Map<SearchMode, ModeTally>,
   loaded: Embedder | null,
@@ -222,19 +240,13 @@ async function benchStore(
     for (const mode of options.modes) {
       // One untimed search loads the index and the model, so the timings are of a warm engine.
       await engine.search({ query: 'warm up the index', mode, topK: options.k });
+      for (const query of warmUp) await engine.search({ abstain: false, ...options.search, ...searchOf(query, mode, options) });
       const tally = tallies.get(mode) ?? { judged: [], latencies: [], embedTimes: [], empty: 0, degraded: null, model: null };
       tallies.set(mode, tally);
       for (const query of queries) {
         // The ranking is scored as it is; whether the abstain rule would have stayed silent is counted separately
         // (`weak`), so recall measures ranking and `no_answer` measures silence.
-        const response = await engine.search({
-          abstain: false,
-          ...options.search,
-          query: query.q,
-          mode,
-          topK: options.k,
-          ...(query.group && !options.storePerGroup ? { scope: { project: query.group, includePersonal: false } } : {}),
-        });
+        const response = await engine.search({ abstain: false, ...options.search, ...searchOf(query, mode, options) });
         options.inspect?.(query, response, (id) => memoryIdsOf.get(id) ?? [], mode);
         tally.latencies.push(response.timings.total_ms);
         if (response.timings.embed_ms > 0) tally.embedTimes.push(response.timings.embed_ms);
@@ -265,6 +277,7 @@ async function benchStore(
 export async function runRetrievalBench(options: RetrievalBenchOptions): Promise<RetrievalReport[]> {
   const memories = parseLines(options.memories, BenchMemorySchema, 'memories');
   const queries = parseLines(options.queries, BenchQuerySchema, 'queries');
+  const warmUp = parseLines(options.warmUp ?? [], BenchQuerySchema, 'warm-up queries');
   const ids = new Set<string>();
   for (const memory of memories) {
     if (ids.has(memory.id)) throw new EngramError('INVALID_INPUT', `memories: duplicate id '${memory.id}'`);
@@ -275,23 +288,27 @@ export async function runRetrievalBench(options: RetrievalBenchOptions): Promise
     throw new EngramError('INVALID_INPUT', `queries: relevant id(s) not among the memories: ${[...new Set(unknown)].slice(0, 10).join(', ')}`);
   }
   // One store, or one per group (each with its memories and the queries that name it).
-  const stores: Array<{ memories: BenchMemory[]; queries: BenchQuery[] }> = [];
+  const stores: Array<{ memories: BenchMemory[]; queries: BenchQuery[]; warmUp: BenchQuery[] }> = [];
   if (options.storePerGroup) {
-    const groupless = [...memories, ...queries].find((line) => line.group === undefined);
+    const groupless = [...memories, ...queries, ...warmUp].find((line) => line.group === undefined);
     if (groupless) throw new EngramError('INVALID_INPUT', 'storePerGroup: every memory and query needs a group');
     for (const group of [...new Set(memories.map((memory) => memory.group as string))].sort()) {
-      stores.push({ memories: memories.filter((m) => m.group === group), queries: queries.filter((q) => q.group === group) });
+      stores.push({
+        memories: memories.filter((m) => m.group === group),
+        queries: queries.filter((q) => q.group === group),
+        warmUp: warmUp.filter((q) => q.group === group),
+      });
     }
     const orphans = queries.filter((q) => !stores.some((s) => s.memories[0]?.group === q.group));
     if (orphans.length > 0) throw new EngramError('INVALID_INPUT', `queries: group '${orphans[0]?.group}' has no memories`);
   } else {
-    stores.push({ memories, queries });
+    stores.push({ memories, queries, warmUp });
   }
 
   const tallies = new Map<SearchMode, ModeTally>();
   const progress = { done: 0, total: queries.length * options.modes.length };
   let loaded: Embedder | null = null;
-  for (const part of stores) loaded = (await benchStore(part.memories, part.queries, options, tallies, loaded, progress)) ?? loaded;
+  for (const part of stores) loaded = (await benchStore(part.memories, part.queries, part.warmUp, options, tallies, loaded, progress)) ?? loaded;
 
   const unanswerable = queries.filter((query) => query.relevant.length === 0).length;
   return options.modes.map((mode) => {

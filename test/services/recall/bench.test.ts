@@ -1,5 +1,9 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { runRetrievalBench } from '../../../src/services/index.js';
+import { configSchema } from '../../../src/core/index.js';
+import { runRetrievalBench, searchTuning } from '../../../src/services/index.js';
 
 const TEST_EMBEDDER = { spec: { kind: 'test' as const, model: 'test:hash' as const }, reason: 'test' };
 const tuning = { rrfK: 60, weights: { bm25: 1, vector: 0.5 }, topK: 10 };
@@ -92,4 +96,46 @@ describe('runRetrievalBench', () => {
     const [bm25] = await runRetrievalBench({ memories, queries, k: 2, modes: ['bm25'], embedder: null, tuning });
     expect(bm25!['recall@k']).toBe(1);
   });
+});
+
+describe('runRetrievalBench warm-up', () => {
+  // The engine keeps state across searches (the store's vector reliability moves with each hybrid search), so a split
+  // searched alone is not the split searched after another. The real lessons set, the hash embedder (no model files).
+  const root = join(dirname(fileURLToPath(import.meta.url)), '../../../fixtures/eval-lessons');
+  const read = (file: string) => readFileSync(join(root, file), 'utf8').split('\n').filter((line) => line.trim() !== '');
+  const memories = read('memories.jsonl');
+  const dev = read('queries-dev.jsonl');
+  const test = read('queries-test.jsonl');
+  const testQueries = new Set(test.map((line) => (JSON.parse(line) as { q: string }).q));
+  // The shipped tuning: no fixed vector weight, so the store's running reliability decides it.
+  const shipped = searchTuning(configSchema().parse({}));
+
+  async function rankings(queries: string[], warmUp?: string[]): Promise<Map<string, number[]>> {
+    const seen = new Map<string, number[]>();
+    await runRetrievalBench({
+      memories,
+      queries,
+      ...(warmUp ? { warmUp } : {}),
+      k: 10,
+      modes: ['hybrid'],
+      embedder: TEST_EMBEDDER,
+      tuning: shipped,
+      inspect(query, response) {
+        // Warm-up queries are scored nowhere: inspect never sees them.
+        if (warmUp) expect(testQueries.has(query.q)).toBe(true);
+        if (testQueries.has(query.q)) seen.set(query.q, response.results.map((hit) => hit.id));
+      },
+    });
+    return seen;
+  }
+
+  it('searches the warm-up queries first, unscored: the test split alone then ranks as it does after the dev split', async () => {
+    const afterDev = await rankings([...dev, ...test]);
+    const warmed = await rankings(test, dev);
+    const cold = await rankings(test);
+    expect(warmed.size).toBe(testQueries.size);
+    expect(warmed).toEqual(afterDev);
+    // Without the warm-up the same queries rank differently: what the option exists for.
+    expect(cold).not.toEqual(afterDev);
+  }, 120_000);
 });
