@@ -106,6 +106,12 @@ export const INJECT = {
    * (81.8 → 100 %); conversations ctx-use-256 precision 43.4 → 44.0 %; no test cell lower.
    */
   semanticKeywordDepth: 3,
+  // ---- Round 8 (issue 18 item 4, fusion8): `keywordSupport`, chosen on the dev dump (`node bench/inject.mjs --splits
+  // dev --dump FILE`, then `node bench/inject-explore.mjs --dump FILE --round8 --all`); docs/SEARCH.md "Round 8". ----
+  /**
+   * TODO(round 8 write-up)
+   */
+  keywordSupport: 0.5,
   /** Candidates read from search before thresholds and de-duplication. */
   candidates: 10,
   /**
