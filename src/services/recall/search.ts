@@ -695,6 +695,18 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
           top = promotion.top;
           promoted += promotion.promoted;
         }
+        // Round 8: a candidate just outside BM25's top k that is among the nearest memories to BM25's best hit (the
+        // anchor list's first few) takes a weak place, in a store whose vectors earned their full weight (tuning.ts
+        // `neighbour`).
+        const { neighbour } = TUNING;
+        if (neighbour.places > 0 && vectorWeight >= neighbour.minWeight && index.docs >= neighbour.minStore && confidence.best > 0) {
+          const anchorIds = lists.find((list) => list.signal === 'anchor')?.ids ?? [];
+          if (anchorIds.length > 0) {
+            const promotion = promoteAgreed(top, ordered, { bm25: bm25Ids, others: [anchorIds], coverage, best: confidence.best }, { ...neighbour, listDepth: neighbour.anchorDepth, votes: 1, k: options.tuning.rrfK });
+            top = promotion.top;
+            promoted += promotion.promoted;
+          }
+        }
         // Round 7: a candidate just outside BM25's top k that holds at least what the best top-k hit holds of the query
         // (IDF-weighted coverage: BM25's length normalisation and term frequency put it lower) takes a weak place
         // (tuning.ts `coverage`).

@@ -239,6 +239,9 @@ export const TUNING = {
    */
   coverage: { places: 1, bm25Depth: 20, coverageDepth: 7, atLeast: 1.0, weakerThan: 0.6, minStore: 100 },
 
+  /** Round 8 (fusion8): TODO write-up. */
+  neighbour: { bm25Depth: 20, anchorDepth: 2, weakerThan: 0.5, places: 1, minWeight: 1.0, minStore: 100 },
+
   /**
    * The third list of hybrid search: the candidates of both lists ordered by their vector's similarity to the vector
    * of BM25's best hit. Query and memory are different genres (a question, a lesson or a tool output) and the offline
