@@ -509,3 +509,24 @@ if (args.includes('--missed8')) {
     console.log(`${row.embedder.padEnd(15)} ${row.abstained ?? row.weak ? 'ABST' : '    '} |${terms.size}| ${query.slice(0, 60).padEnd(60)} | ${desc.join(' ; ')}`);
   }
 }
+
+// Round 8: the cost of keyword support — chooseHits per hybrid prompt with `keywordSupport` 0 (off) and shipped,
+// alternating, median of 7 rounds.
+if (args.includes('--timing8')) {
+  const prompts = rows.filter((r) => hybridRow(r) && !r.abstained && !r.weak).map((r) => ({ hits: r.results.map(hitOf), query: r.hook_query ?? r.q, model: r.model }));
+  const support = INJECT as unknown as { keywordSupport: number };
+  const shipped = support.keywordSupport;
+  const run = (share: number): number => {
+    support.keywordSupport = share;
+    const started = performance.now();
+    for (let i = 0; i < 20; i++) for (const p of prompts) chooseHits(p.hits, p.query, { max: INJECT.promptMax, alreadyShown: new Set(), embedderKind: p.model, promptWinner: true, hybrid: true });
+    return ((performance.now() - started) * 1000) / (20 * prompts.length);
+  };
+  const on: number[] = [];
+  const off: number[] = [];
+  run(shipped);
+  for (let round = 0; round < 7; round++) { off.push(run(0)); on.push(run(shipped)); }
+  support.keywordSupport = shipped;
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+  console.log(`${prompts.length} hybrid prompts; chooseHits per call, median of 7 rounds: keyword support off ${median(off).toFixed(2)} µs, on (${shipped}) ${median(on).toFixed(2)} µs`);
+}
