@@ -186,7 +186,10 @@ for (const embedderName of embedders) {
               const hybrid = await (hybridEngines.get(name) as ReturnType<typeof createSearchEngine>).search({ ...base, topK: K, mode: 'hybrid', explain: true });
               hybrids[name] = hybrid.results.map((hit) => ({ id: hit.id, ranks: hit.ranks, m: memoryIdsOf.get(hit.id) ?? [] }));
             }
-            appendFileSync(dumpFile, `${JSON.stringify({ cell: `${set}/${embedderName}`, q: query.q, relevant: query.relevant, bm25: ofIds(bm25.results), vector: vec.results.map((hit) => [hit.id, memoryIdsOf.get(hit.id) ?? [], hit.signals.vector]), hybrid: hybrids })}\n`);
+            // Every list's rank for the fused top 50 (the anchor list is read nowhere else; round 8).
+            apply({});
+            const wide = await engine.search({ ...base, mode: 'hybrid' });
+            appendFileSync(dumpFile, `${JSON.stringify({ cell: `${set}/${embedderName}`, q: query.q, relevant: query.relevant, wide: wide.results.map((hit) => [hit.id, hit.ranks]), bm25: ofIds(bm25.results), vector: vec.results.map((hit) => [hit.id, memoryIdsOf.get(hit.id) ?? [], hit.signals.vector]), hybrid: hybrids })}\n`);
           }
         }
         apply(off);

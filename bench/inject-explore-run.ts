@@ -432,3 +432,101 @@ if (args.includes('--round7')) {
   for (const f of [0.5, 0.6, 0.7, 0.75, 0.8, 0.9]) variants.push({ name: `round 6 + first injected ≥ ${f} of the first result`, noAgreement: true, winnerFirstOnly: true, floor: f });
   printVariants(variants, choose7, 58);
 }
+
+// Round 8: the wrong injections on prompts (hybrid searches), per model, with what each signal said about them.
+if (args.includes('--wrong8')) {
+  const set = args[args.indexOf('--wrong8') + 1] ?? 'lessons';
+  for (const row of rows) {
+    if (row.set !== set || !hybridRow(row) || row.abstained || row.weak) continue;
+    const hits = row.results.map(hitOf);
+    const query = row.hook_query ?? row.q;
+    const chosen = chooseHits(hits, query, { max: INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, promptWinner: true, hybrid: true });
+    const rel = new Set(row.relevant);
+    for (const c of chosen) {
+      const good = (row.results.find((r) => r.id === c.hit.id)?.mem ?? []).some((m) => rel.has(m));
+      const relInTop = row.results.slice(0, 10).filter((r) => r.mem.some((m) => rel.has(m))).map((r) => r.ranks);
+      console.log(`${row.embedder.padEnd(15)} ${good ? 'GOOD' : row.relevant.length ? 'bad ' : 'UNAN'} ${c.relevance.reason} m${c.relevance.matched}/${contentTerms(query).size} cov ${c.relevance.coverage.toFixed(2)} pos ${hits.indexOf(c.hit) + 1} ratio ${bm25Ratio(hits, c.hit).toFixed(2)} ranks ${JSON.stringify(c.hit.ranks)} sim ${c.hit.signals.vector?.toFixed(2)} relAt ${JSON.stringify(relInTop)} | ${query.slice(0, 70)} | ${c.hit.engram.text.slice(0, 50)}`);
+    }
+  }
+}
+
+// Round 8 variants: a hit injected on a prompt searched hybrid must be supported by the keywords — its BM25 score at
+// least `share` × the best BM25 score among the results (a vector-led result the keywords put far behind is refused).
+if (args.includes('--round8')) {
+  interface R8 { name: string; depth?: number; share?: number; scope?: 'all' | 'notFirst' | 'oneTerm' | 'vectorLed'; nullBm25?: boolean }
+  const choose8 = (row: Row, v: R8) => {
+    const tool = row.event !== null && row.event !== 'UserPromptSubmit';
+    if (row.abstained || row.weak) return [];
+    const hits = row.results.map(hitOf);
+    let chosen = chooseHits(hits, row.hook_query ?? row.q, { max: tool ? INJECT.toolMax : INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, keywordMargin: tool, promptWinner: !tool, hybrid: hybridRow(row) });
+    if (tool || !hybridRow(row)) return chosen;
+    const best = Math.max(0, ...hits.map((h) => h.signals.bm25 ?? 0));
+    const supported = (c: (typeof chosen)[number]): boolean => {
+      if (c.relevance.reason === 'clear-winner') return true;
+      if (v.depth !== undefined && hits.indexOf(c.hit) >= v.depth) return false;
+      const inScope = v.scope === 'notFirst' ? c.hit !== hits[0] : v.scope === 'oneTerm' ? c.relevance.matched <= 1 : v.scope === 'vectorLed' ? (c.hit.ranks.vector ?? 99) < (c.hit.ranks.bm25 ?? 99) : true;
+      if (!inScope) return true;
+      if (v.nullBm25 && c.hit.ranks.bm25 === null) return false;
+      return v.share === undefined || (c.hit.signals.bm25 ?? 0) >= v.share * best;
+    };
+    if (args.includes('--show8') && v.share === Number(args[args.indexOf('--show8') + 1]) && v.scope === 'all') for (const c of chosen.filter((x) => !supported(x))) console.log(`REMOVED ${row.set} ${row.embedder} ${row.relevant.length ? ((row.results.find((r) => r.id === c.hit.id)?.mem ?? []).some((m) => row.relevant.includes(m)) ? 'GOOD' : 'bad') : 'UNAN'} ${c.relevance.reason} m${c.relevance.matched} pos ${hits.indexOf(c.hit) + 1} b ${(c.hit.signals.bm25 ?? 0).toFixed(1)}/${best.toFixed(1)} ranks ${JSON.stringify(c.hit.ranks)} | ${(row.hook_query ?? row.q).slice(0, 60)} | ${c.hit.engram.text.slice(0, 50)}`);
+    chosen = chosen.filter(supported);
+    return chosen;
+  };
+  const variants: R8[] = [{ name: 'shipped' }, { name: 'no BM25 rank: refused', nullBm25: true }];
+  // The rule as choose.ts runs it (INJECT.keywordSupport: a hit the keywords score below the share is skipped).
+  const support = INJECT as unknown as { keywordSupport: number };
+  const shippedSupport = support.keywordSupport;
+  const inChoose = (share: number) => (row: Row) => {
+    support.keywordSupport = share;
+    const tool = row.event !== null && row.event !== 'UserPromptSubmit';
+    const out = row.abstained || row.weak ? [] : chooseHits(row.results.map(hitOf), row.hook_query ?? row.q, { max: tool ? INJECT.toolMax : INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, keywordMargin: tool, promptWinner: !tool, hybrid: hybridRow(row) });
+    support.keywordSupport = shippedSupport;
+    return out;
+  };
+  printVariants([0, 0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7].map((share) => ({ name: `choose.ts keywordSupport ${share}`, share })), (row, v) => inChoose(v.share)(row), 40);
+  for (const scope of ['all', 'notFirst', 'oneTerm', 'vectorLed'] as const) for (const share of [0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 0.8, 0.9]) variants.push({ name: `BM25 ≥ ${share} × best, ${scope}`, share, scope });
+  for (const depth of [3, 4, 5, 6, 8]) variants.push({ name: `within the first ${depth} results`, depth });
+  for (const depth of [4, 5]) for (const share of [0.5, 0.55]) variants.push({ name: `first ${depth}, or BM25 ≥ ${share} × best`, depth, share, scope: 'all' });
+  printVariants(variants, choose8, 40);
+}
+
+// Round 8: answerable prompts (hybrid) where a relevant result in the first three was not injected.
+if (args.includes('--missed8')) {
+  const set = args[args.indexOf('--missed8') + 1] ?? 'lessons';
+  for (const row of rows) {
+    if (row.set !== set || !hybridRow(row) || row.relevant.length === 0) continue;
+    const hits = row.results.map(hitOf);
+    const query = row.hook_query ?? row.q;
+    const chosen = row.abstained || row.weak ? [] : chooseHits(hits, query, { max: INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, promptWinner: true, hybrid: true });
+    const rel = new Set(row.relevant);
+    const isRel = (id: number): boolean => (row.results.find((r) => r.id === id)?.mem ?? []).some((m) => rel.has(m));
+    if (chosen.some((c) => isRel(c.hit.id))) continue;
+    const firstRel = hits.slice(0, 3).findIndex((h) => isRel(h.id));
+    if (firstRel < 0) continue;
+    const terms = contentTerms(query);
+    const desc = hits.slice(0, 3).map((h, i) => { const r = relevance(h, terms, row.model, true); return `${i + 1}${isRel(h.id) ? '*' : ' '}${chosen.some((c) => c.hit.id === h.id) ? 'INJ' : ''} s${h.score.toFixed(2)} b${(h.signals.bm25 ?? 0).toFixed(1)} r${h.ranks.bm25 ?? '-'}/${h.ranks.vector ?? '-'} v${h.signals.vector?.toFixed(2)} m${r.matched} ${r.reason ?? '-'}`; });
+    console.log(`${row.embedder.padEnd(15)} ${row.abstained ?? row.weak ? 'ABST' : '    '} |${terms.size}| ${query.slice(0, 60).padEnd(60)} | ${desc.join(' ; ')}`);
+  }
+}
+
+// Round 8: the cost of keyword support — chooseHits per hybrid prompt with `keywordSupport` 0 (off) and shipped,
+// alternating, median of 7 rounds.
+if (args.includes('--timing8')) {
+  const prompts = rows.filter((r) => hybridRow(r) && !r.abstained && !r.weak).map((r) => ({ hits: r.results.map(hitOf), query: r.hook_query ?? r.q, model: r.model }));
+  const support = INJECT as unknown as { keywordSupport: number };
+  const shipped = support.keywordSupport;
+  const run = (share: number): number => {
+    support.keywordSupport = share;
+    const started = performance.now();
+    for (let i = 0; i < 20; i++) for (const p of prompts) chooseHits(p.hits, p.query, { max: INJECT.promptMax, alreadyShown: new Set(), embedderKind: p.model, promptWinner: true, hybrid: true });
+    return ((performance.now() - started) * 1000) / (20 * prompts.length);
+  };
+  const on: number[] = [];
+  const off: number[] = [];
+  run(shipped);
+  for (let round = 0; round < 7; round++) { off.push(run(0)); on.push(run(shipped)); }
+  support.keywordSupport = shipped;
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+  console.log(`${prompts.length} hybrid prompts; chooseHits per call, median of 7 rounds: keyword support off ${median(off).toFixed(2)} µs, on (${shipped}) ${median(on).toFixed(2)} µs`);
+}

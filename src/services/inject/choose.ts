@@ -72,6 +72,13 @@ export function relevance(hit: SearchHit, terms: ReadonlySet<string>, embedderKi
   return { matched, coverage, similarity: hit.signals.vector, reason: lexical ? 'lexical' : semantic ? 'semantic' : null };
 }
 
+/** The highest BM25 score among the results (0 when the keywords found none of them). */
+function bestKeywordScore(hits: readonly SearchHit[]): number {
+  let best = 0;
+  for (const hit of hits) best = Math.max(best, hit.signals.bm25 ?? 0);
+  return best;
+}
+
 /** A hit chosen for injection. */
 export interface Chosen {
   hit: SearchHit;
@@ -154,9 +161,13 @@ export function chooseHits(
 ): Chosen[] {
   const terms = contentTerms(query);
   const chosen: Chosen[] = [];
+  // In a hybrid search a hit the keywords score far below their best result is not a candidate (round 8): the
+  // relevance rule counts the words a memory holds, not how well they stand for the query.
+  const supported = options.hybrid ? INJECT.keywordSupport * bestKeywordScore(hits) : 0;
   for (const hit of hits) {
     if (chosen.length >= options.max) break;
     if (options.alreadyShown.has(hit.id)) continue;
+    if (supported > 0 && (hit.signals.bm25 ?? 0) < supported) continue;
     // After the first, only what scores close to it: the second and third hits are right far less often.
     const first = chosen[0];
     if (first && hit.score < INJECT.relativeScore * first.hit.score) break;

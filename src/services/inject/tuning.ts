@@ -106,6 +106,28 @@ export const INJECT = {
    * (81.8 → 100 %); conversations ctx-use-256 precision 43.4 → 44.0 %; no test cell lower.
    */
   semanticKeywordDepth: 3,
+  // ---- Round 8 (issue 18 item 4, fusion8): `keywordSupport`, chosen on the dev dump (`node bench/inject.mjs --splits
+  // dev --dump FILE`, then `node bench/inject-explore.mjs --dump FILE --round8 --all`); docs/SEARCH.md "Round 8". ----
+  /**
+   * In a hybrid search (a prompt) a hit whose BM25 score is under `keywordSupport` × the best BM25 score among the
+   * results is not a candidate (choose.ts chooseHits): the relevance rule counts which of the prompt's words a memory
+   * holds, not how well they stand for the prompt, so when the first results hold none of them it goes down the list
+   * to a memory the vectors lifted that holds one shared word ("write a makefile for the c project", lesson set: a
+   * retry-project lesson at 1.8 against the best result's 5.2, injected for "project"). The keywords must support
+   * what they are quoted for. A search where BM25 found none of the results is left to the other rules.
+   * Dev (`node bench/inject-explore.mjs --dump FILE --round8 --all`, as hooks run, relevant injected / precision /
+   * silent on unanswerable): every hit it refused was at place 4–8 of the results; conversations ctx-use-256 and
+   * static-use-256 precision 46.4 → 46.8 % and 47.6 → 47.9 %, the lesson set's silence on unanswerable prompts 94.7 →
+   * 97.4 % (ctx-use-256) and 97.4 → 100 % (static-use-256); no cell of any set loses a relevant injection or
+   * precision. 0.4 only the lesson silence; 0.45 as 0.5; 0.55 also conversations USE lite precision 49.3 → 50.7 %,
+   * but 0.6 refuses a right one (dialogue USE lite 46.0 → 45.5 %: a turn at 0.55 of the best) — 0.5 keeps a margin
+   * from it. Refusing only hits the vectors rank above BM25, only one-word matches, or any hit below place 3–6 of the
+   * results each lost a relevant injection somewhere or gained less.
+   * Test split (read after tuning, each split in its own run as bench/inject.mjs does; main's code in the same session):
+   * lessons ctx-use-256 53.5 / 83.1 → 54.5 / 84.6 % (still short of 55 / 85 %), conversations USE lite precision 43.0
+   * → 43.5 %; every other test cell unchanged, none lower.
+   */
+  keywordSupport: 0.5,
   /** Candidates read from search before thresholds and de-duplication. */
   candidates: 10,
   /**
