@@ -38,8 +38,10 @@ interface Variant {
   context?: Partial<ContextSettings>;
   pair?: Partial<PairSettings>;
   coverage?: Partial<CoverageSettings>;
+  neighbour?: Partial<NeighbourSettings>;
 }
 type CoverageSettings = Mutable<typeof TUNING.coverage>;
+type NeighbourSettings = Mutable<typeof TUNING.neighbour>;
 type PairSettings = Mutable<typeof TUNING.pair>;
 const shipped = {
   feedback: { ...TUNING.feedback } as FeedbackSettings,
@@ -47,10 +49,11 @@ const shipped = {
   context: { ...TUNING.context } as ContextSettings,
   pair: { ...TUNING.pair } as PairSettings,
   coverage: { ...TUNING.coverage } as CoverageSettings,
+  neighbour: { ...TUNING.neighbour } as NeighbourSettings,
 };
 /** `off`: hybrid as main had it before round 5 (round 4's feedback and agreement; no context, no pair rule); `round3`: neither. */
-const off: Variant = { context: { enabled: false }, pair: { places: 0 }, coverage: { places: 0 } };
-const round3: Variant = { feedback: { enabled: false }, agreement: { places: 0 }, context: { enabled: false }, pair: { places: 0 }, coverage: { places: 0 } };
+const off: Variant = { context: { enabled: false }, pair: { places: 0 }, coverage: { places: 0 }, neighbour: { places: 0 } };
+const round3: Variant = { feedback: { enabled: false }, agreement: { places: 0 }, context: { enabled: false }, pair: { places: 0 }, coverage: { places: 0 }, neighbour: { places: 0 } };
 
 /** The variants, by name: overrides of tuning.ts `feedback` and `agreement`. */
 const ALL: Record<string, Variant> = JSON.parse(option('--variants-json', 'null')) ?? {
@@ -82,6 +85,7 @@ const apply = (variant: Variant): void => {
   writable.context = { ...shipped.context, ...(variant.context ?? {}) };
   writable.pair = { ...shipped.pair, ...(variant.pair ?? {}) };
   writable.coverage = { ...shipped.coverage, ...(variant.coverage ?? {}) };
+  writable.neighbour = { ...shipped.neighbour, ...(variant.neighbour ?? {}) };
 };
 
 function choiceOf(name: string): EmbedderChoice {
@@ -105,7 +109,7 @@ const tally = (key: string, judged: Judged): void => {
 };
 
 const tuning = searchTuning(loadSettings(readEnv()).config);
-const writable = TUNING as unknown as { feedback: FeedbackSettings; agreement: AgreementSettings; context: ContextSettings; pair: PairSettings; coverage: CoverageSettings };
+const writable = TUNING as unknown as { feedback: FeedbackSettings; agreement: AgreementSettings; context: ContextSettings; pair: PairSettings; coverage: CoverageSettings; neighbour: NeighbourSettings };
 
 for (const embedderName of embedders) {
   let model: Embedder | null = null;

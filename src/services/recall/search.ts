@@ -695,6 +695,18 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
           top = promotion.top;
           promoted += promotion.promoted;
         }
+        // Round 8: a candidate just outside BM25's top k that is among the nearest memories to BM25's best hit (the
+        // anchor list's first few) takes a weak place, in a store whose vectors earned their full weight (tuning.ts
+        // `neighbour`).
+        const { neighbour } = TUNING;
+        if (neighbour.places > 0 && vectorWeight >= neighbour.minWeight && index.docs >= neighbour.minStore && confidence.best > 0) {
+          const anchorIds = lists.find((list) => list.signal === 'anchor')?.ids ?? [];
+          if (anchorIds.length > 0) {
+            const promotion = promoteAgreed(top, ordered, { bm25: bm25Ids, others: [anchorIds], coverage, best: confidence.best }, { ...neighbour, listDepth: neighbour.anchorDepth, votes: 1, k: options.tuning.rrfK });
+            top = promotion.top;
+            promoted += promotion.promoted;
+          }
+        }
         // Round 7: a candidate just outside BM25's top k that holds at least what the best top-k hit holds of the query
         // (IDF-weighted coverage: BM25's length normalisation and term frequency put it lower) takes a weak place
         // (tuning.ts `coverage`).
@@ -772,7 +784,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
                   agreed: promoted,
                   context: contextual,
                   best_coverage: Math.round(confidence.best * 1000) / 1000,
-                  rule: `keep BM25's top-${topK} hits holding ≥ ${TUNING.confident.headCoverage} of the best one's coverage, and the nearest vector hit when it stands out (z ≥ ${TUNING.confident.vectorZ}) and holds ≥ ${TUNING.confident.vectorCoverage}; fusion fills the rest; up to ${TUNING.agreement.places} hit(s) holding < ${TUNING.agreement.weakerThan} of it give their place to a candidate in BM25's top ${TUNING.agreement.bm25Depth} that ${TUNING.agreement.votes} of the vector, feedback and anchor lists rank in their top ${TUNING.agreement.listDepth}; where vectors weigh ≥ ${TUNING.pair.minWeight}, up to ${TUNING.pair.places} more to one in BM25's top ${TUNING.pair.bm25Depth} and the vector list's top ${TUNING.pair.vectorDepth}; up to ${TUNING.coverage.places} hit(s) holding < ${TUNING.coverage.weakerThan} of it give their place to one in BM25's top ${TUNING.coverage.bm25Depth} holding all of it (among the ${TUNING.coverage.coverageDepth} of them holding the most); then up to ${TUNING.context.places} hit(s) holding < ${TUNING.context.weakerThan} of it that the vector list does not rank in its top ${TUNING.context.keepVector} give their place to a session neighbour (within ${TUNING.context.span}) of the first ${TUNING.context.seeds} results that holds ≥ ${TUNING.context.coverage} of it`,
+                  rule: `keep BM25's top-${topK} hits holding ≥ ${TUNING.confident.headCoverage} of the best one's coverage, and the nearest vector hit when it stands out (z ≥ ${TUNING.confident.vectorZ}) and holds ≥ ${TUNING.confident.vectorCoverage}; fusion fills the rest; up to ${TUNING.agreement.places} hit(s) holding < ${TUNING.agreement.weakerThan} of it give their place to a candidate in BM25's top ${TUNING.agreement.bm25Depth} that ${TUNING.agreement.votes} of the vector, feedback and anchor lists rank in their top ${TUNING.agreement.listDepth}; where vectors weigh ≥ ${TUNING.pair.minWeight}, up to ${TUNING.pair.places} more to one in BM25's top ${TUNING.pair.bm25Depth} and the vector list's top ${TUNING.pair.vectorDepth}, and up to ${TUNING.neighbour.places} to one in BM25's top ${TUNING.neighbour.bm25Depth} and the anchor list's top ${TUNING.neighbour.anchorDepth} (the memory nearest BM25's best hit); up to ${TUNING.coverage.places} hit(s) holding < ${TUNING.coverage.weakerThan} of it give their place to one in BM25's top ${TUNING.coverage.bm25Depth} holding all of it (among the ${TUNING.coverage.coverageDepth} of them holding the most); then up to ${TUNING.context.places} hit(s) holding < ${TUNING.context.weakerThan} of it that the vector list does not rank in its top ${TUNING.context.keepVector} give their place to a session neighbour (within ${TUNING.context.span}) of the first ${TUNING.context.seeds} results that holds ≥ ${TUNING.context.coverage} of it`,
                 }
               : null,
           },

@@ -239,6 +239,30 @@ export const TUNING = {
    */
   coverage: { places: 1, bm25Depth: 20, coverageDepth: 7, atLeast: 1.0, weakerThan: 0.6, minStore: 100 },
 
+  // ---- Round 8 (fusion8): the nearest memory to the keywords' best hit. Chosen with `node bench/feedback.mjs` on the
+  // dev splits (the real engine once per variant); docs/SEARCH.md "Round 8". ----
+  /**
+   * A candidate within BM25's first `bm25Depth` that the anchor list ranks within its first `anchorDepth` — the anchor
+   * list orders the candidates by their vector's similarity to BM25's best hit, which is its own first entry, so depth
+   * 2 is the single memory nearest to it — takes the place of the lowest top-k hit holding under `weakerThan` of the
+   * best top-k hit's coverage (fusion.ts promoteAgreed with the anchor list as the one vote; at most `places`; it goes
+   * last), in stores of ≥ `minStore` engrams whose vectors weigh at least `minWeight` (as `pair`). Query and lesson are
+   * different genres and the offline encoders compare them poorly, but two lessons about the same thing compare well:
+   * the lesson worded most like the one the keywords found best is evidence the query's own vector does not give.
+   * Why this signal (dev, BM25 11–20 candidates outside hybrid's top 10, relevant / all): on the lesson set those the
+   * anchor list ranks in its first 3 were relevant 2/21, 3/26, 3/29 (USE lite, ctx-use-256, static-use-256: 10–12 %)
+   * against 2.0–2.5 % for hybrid's own places 8–10; those the query's vector ranks in its first 3 0/7, 0/9, 0/5. On
+   * the conversational set (0/49, 2/41, 1/33), the dialogue set (0 of 65) and fixtures/eval (0 of 24) it is no better
+   * than the places it would take, and those stores never earn the weight.
+   * Dev splits, hybrid recall@10 − best single signal (12 cells, four decimals; main worst +0.0127, mean +0.0399,
+   * 12 / 12 ≥ +0.01): this, worst +0.0180, mean +0.0417 — lessons / USE lite +0.0127 → +0.0180, ctx-use-256 +0.0171 →
+   * +0.0276, static-use-256 +0.0224 → +0.0276; MRR +0.0005…+0.0011 in those; every other cell equal. On a plateau
+   * (from `anchorDepth` 3): depth 3 or 4, `weakerThan` 0.6, two places — lessons / USE lite +0.0167, the rest as
+   * shipped; depth 5 or `bm25Depth` 30 gain less (ctx-use-256 +0.0250); `weakerThan` 0.4 gains less (ctx-use-256
+   * +0.0224). Without the weight gate (any store) conversations / ctx-use-256 lost (+0.0262 → +0.0209, MRR −0.0006).
+   */
+  neighbour: { bm25Depth: 20, anchorDepth: 2, weakerThan: 0.5, places: 1, minWeight: 1.0, minStore: 100 },
+
   /**
    * The third list of hybrid search: the candidates of both lists ordered by their vector's similarity to the vector
    * of BM25's best hit. Query and memory are different genres (a question, a lesson or a tool output) and the offline

@@ -454,6 +454,50 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
     expect((await engine(store, { tuning: { ...tuning, weights: { bm25: 1, vector: 0.3 } } }).search(query)).results.map((hit) => hit.id)).not.toContain(answer);
   });
 
+  it('gives a weak place to the memory nearest to BM25’s best hit when BM25 finds it just outside its top 10, where vectors are trusted (round 8)', async () => {
+    const store = tempStore();
+    const words = 'river lamp orange window garden bicycle piano mountain coffee ticket silver engine candle forest harbour letter mirror pencil rabbit violin tunnel wallet yellow zebra anchor basket camera desert feather guitar helmet island jacket kettle ladder meadow needle ocean parrot quilt rocket saddle tomato umbrella valley walnut'.split(' ').filter((word) => word !== 'kettle');
+    for (let i = 0; i < 100; i++) addEngram(store, { text: `Sam: ${Array.from({ length: 8 }, (_, j) => words[(i * 5 + j * j + j) % words.length]).join(' ')} note${i}.`, category: 'chat' });
+    // Short notes that hold one common query word each fill BM25's top 10 and keep their places as weak ones.
+    for (let i = 0; i < 4; i++) addEngram(store, { text: `Make a ${words[i]} ${words[i + 4]} list ${i}.`, category: 'chat' });
+    for (let i = 0; i < 11; i++) addEngram(store, { text: `Kettle note ${i}: ${words[i + 10]} ${words[i + 20]}.`, category: 'chat' });
+    const best = addEngram(store, { text: 'Make the kettle whistle: descale it with citric acid, rinse the spout, then boil fresh water.', category: 'chat' }).engram.id;
+    // The answer is worded like the best hit (the hashing embedder puts it nearest to it) but holds one query word in a
+    // longer text, so BM25 ranks it below the short notes, and the query's own vector does not find it.
+    const answer = addEngram(store, { text: 'A kettle that stopped working: descale it with citric acid, rinse the spout, then boil fresh water twice before use.', category: 'chat' }).engram.id;
+    for (const engram of store.engrams.list({ statuses: ['pending'], limit: 1000 }).engrams) store.engrams.update(engram.id, { status: 'active', status_reason: null });
+    const query = { query: 'how do I make the kettle whistle', explain: true } as const;
+    const trusted = { tuning: { ...tuning, weights: { bm25: 1, vector: 1 } } };
+
+    const bm25 = await engine(store).search({ ...query, mode: 'bm25', topK: 30 });
+    expect(bm25.results[0]?.id).toBe(best);
+    const rank = bm25.results.findIndex((hit) => hit.id === answer) + 1;
+    expect(rank).toBeGreaterThan(10);
+    expect(rank).toBeLessThanOrEqual(TUNING.neighbour.bm25Depth);
+    const vector = await engine(store).search({ ...query, mode: 'vector', topK: 30 });
+    expect(vector.results.findIndex((hit) => hit.id === answer) + 1).not.toBeLessThanOrEqual(TUNING.pair.vectorDepth);
+
+    const response = await engine(store, trusted).search(query);
+    expect(response.results[0]?.id).toBe(best);
+    expect(response.results.map((hit) => hit.id)).toContain(answer);
+    expect(response.results.find((hit) => hit.id === answer)?.ranks.anchor).toBeLessThanOrEqual(TUNING.neighbour.anchorDepth);
+    expect(response.explain?.fusion.confident?.agreed).toBeGreaterThanOrEqual(1);
+    const neighbour = TUNING.neighbour as { places: number };
+    const places = neighbour.places;
+    // Where the vectors have not earned their weight (round 1's 0.3: conversation turns), it does not apply: the
+    // results are the same with and without it.
+    const weak = { tuning: { ...tuning, weights: { bm25: 1, vector: 0.3 } } };
+    const withRule = (await engine(store, weak).search(query)).results.map((hit) => hit.id);
+    try {
+      // Without the rule the confident notes keep every place.
+      neighbour.places = 0;
+      expect((await engine(store, trusted).search(query)).results.map((hit) => hit.id)).not.toContain(answer);
+      expect((await engine(store, weak).search(query)).results.map((hit) => hit.id)).toEqual(withRule);
+    } finally {
+      neighbour.places = places;
+    }
+  });
+
   it('gives a weak place to a long memory BM25 ranks outside its top 10 that holds all of the query (round 7)', async () => {
     const store = tempStore();
     const words = 'river lamp orange window garden bicycle piano mountain coffee ticket silver engine candle forest harbour letter mirror pencil rabbit violin tunnel wallet yellow zebra anchor basket camera desert feather guitar helmet island jacket ladder meadow needle ocean parrot quilt rocket saddle tomato umbrella valley walnut'.split(' ');
