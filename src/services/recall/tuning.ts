@@ -260,6 +260,8 @@ export const TUNING = {
    * (from `anchorDepth` 3): depth 3 or 4, `weakerThan` 0.6, two places — lessons / USE lite +0.0167, the rest as
    * shipped; depth 5 or `bm25Depth` 30 gain less (ctx-use-256 +0.0250); `weakerThan` 0.4 gains less (ctx-use-256
    * +0.0224). Without the weight gate (any store) conversations / ctx-use-256 lost (+0.0262 → +0.0209, MRR −0.0006).
+   * Test splits (read once, after tuning, in the tables' protocol: `node bench/quality.mjs`): lessons / test
+   * ctx-use-256 +0.0099 → +0.0149 (recall@10 0.898 → 0.903); every other test row equal; injection unchanged.
    */
   neighbour: { bm25Depth: 20, anchorDepth: 2, weakerThan: 0.5, places: 1, minWeight: 1.0, minStore: 100 },
 
