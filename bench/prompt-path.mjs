@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-// The warm server's UserPromptSubmit handler in process, on a copy of bench/hooks.mjs's cached store with its
-// prompts: handler time and CPU per call, and the time of each step marked in the code (globalThis.__marks, when
-// present). Prints one JSON object; asserts nothing.
+// The warm server's UserPromptSubmit handler in process, on a copy of bench/hooks.mjs's cached store (--store-cache:
+// the folder bench/hooks.mjs filled; read only) with its prompts, a call every --gap-ms: the handler's time, CPU and
+// garbage collection per call, and how it splits (the search, its query embedding, the rest of the handler, KNN
+// queries per search). The engine is the warm server's (in-memory vector index, candidates' fields kept). Prints one
+// JSON object; asserts nothing.
 //
 //   node bench/prompt-path.mjs [--store-cache /tmp/hookstore] [--model-dir ../shared/models] [--calls 200] [--gap-ms 30]
 import { dirname, join } from 'node:path';
