@@ -371,7 +371,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
       runs += 1;
       const index = k > KNN_MAX_K ? undefined : vectorIndexOf(space);
       // Only the in-memory index starts past `pool` (sqlite-vec's small spaces keep their one k = 50 query).
-      if (first && index) k = Math.max(k, knnStart.get(space.id) ?? k);
+      if (first && index) k = Math.max(k, Math.min(knnStart.get(space.id) ?? k, KNN_START_MAX));
       const neighbours = k > KNN_MAX_K ? store.vectors().scan(space, vector, k) : index ? index.knn(vector, k) : store.vectors().knn(space, vector, k);
       usedMemory ||= index !== undefined;
       if (first) spread = similaritySpread(neighbours.slice(0, TUNING.pool).map((n) => 1 - n.distance));
@@ -894,6 +894,10 @@ function neededK(read: number, exhausted: boolean): number {
   while ((exhausted ? k <= read : k < read) && k * 4 <= KNN_MAX_K) k *= 4;
   return k;
 }
+
+/** The largest k a search starts at (4 × pool): a rare narrow filter (a category asked through MCP) that needed more
+ * does not make the hooks' next searches pay for its k. */
+const KNN_START_MAX = TUNING.pool * 4;
 
 /** Mean and standard deviation of a sample of similarities (0 and 0 when empty). */
 function similaritySpread(values: readonly number[]): { mean: number; sd: number } {

@@ -18,7 +18,7 @@ function fill(store: ReturnType<typeof tempStore>, n: number): void {
   const words = ['cache', 'deploy', 'queue', 'index', 'retry', 'schema', 'token', 'docker', 'branch', 'lint'];
   store.write(() => {
     for (let i = 0; i < n; i++) store.engrams.insert({
-      kind: 'lesson', title: null, text: `vector lesson ${i} ${words[i % 10]} ${words[(i * 7) % 10]} topic${i % 97}`, content: null, category: i % 3 ? 'general' : 'ops', tags: [], prerequisites: null, source: 'manual',
+      kind: 'lesson', title: null, text: `vector lesson ${i} ${words[i % 10]} ${words[(i * 7) % 10]} topic${i % 97}`, content: null, category: i % 3 ? (i % 50 === 1 ? 'rare' : 'general') : 'ops', tags: [], prerequisites: null, source: 'manual',
       source_sessions: [], session_id: null, tool_name: null, occurrence_count: 1, times_matched: 0, last_matched_at: null, pinned: false,
       auto_pinned: false, deprecated: false, deprecated_reason: null, project: null, scope: 'personal', topic_key: null, revision_count: 0,
       duplicate_count: 0, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', last_seen_at: '2026-01-01T00:00:00.000Z', deleted_at: null,
@@ -108,6 +108,14 @@ describe('in-memory vector index', () => {
     // The first filtered search widens once; the next start at 200; an unfiltered one needs only 50, so the filtered
     // search after it widens again.
     expect(runs).toEqual([2, 1, 1, 1, 1, 2, 1]);
+    // A filter few engrams pass needs a larger k, but the next search starts at 200 at most (4 × pool): one KNN fewer
+    // than from 50, not one.
+    const rare = { query: 'cache deploy', mode: 'vector' as const, abstain: false, category: 'rare' };
+    const first = await warm.search({ ...rare, queryVector: vectorFor() });
+    const second = await warm.search({ ...rare, queryVector: vectorFor() });
+    const plainRuns = (await plain.search({ ...rare, queryVector: vectorFor() })).timings.knn_runs as number;
+    expect(plainRuns).toBeGreaterThanOrEqual(3);
+    expect([first.timings.knn_runs, second.timings.knn_runs]).toEqual([plainRuns - 1, plainRuns - 1]);
   });
 
   it("answers sqlite-vec's exact KNN (ids, distances, order) and follows writes and removals", async () => {
