@@ -77,8 +77,14 @@ export function cosineDistances(x: Float32Array, squares: Float32Array, rows: Ar
   const n = rows.length;
   let r = 0;
   for (; r + 4 <= n; r += 4) {
-    const [r0, r1, r2, r3] = [rows[r] as number, rows[r + 1] as number, rows[r + 2] as number, rows[r + 3] as number];
-    const [o0, o1, o2, o3] = [r0 * dim, r1 * dim, r2 * dim, r3 * dim];
+    const r0 = rows[r] as number;
+    const r1 = rows[r + 1] as number;
+    const r2 = rows[r + 2] as number;
+    const r3 = rows[r + 3] as number;
+    const o0 = r0 * dim;
+    const o1 = r1 * dim;
+    const o2 = r2 * dim;
+    const o3 = r3 * dim;
     let d0 = 0;
     let d1 = 0;
     let d2 = 0;
