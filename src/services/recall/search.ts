@@ -111,6 +111,9 @@ export interface SearchResponse {
     vectors: 'searched' | 'cached' | 'skipped' | null;
     /** Which KNN answered the vector list: the warm server's in-memory index or sqlite-vec (absent: no vector list). */
     knn?: 'memory' | 'sqlite-vec';
+    /** How many KNN queries the vector list took: k widens ×4 while gates reject (the in-memory index starts at the
+     * k the space's last search needed). */
+    knn_runs?: number;
   };
   /** Only when the request asked for it. */
   explain?: SearchExplain;
@@ -340,6 +343,11 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
     return undefined;
   };
 
+  // The k at which the last search of each space (by id) through the in-memory index had its answer: the next one
+  // starts there instead of at `pool`. A hook's scope gates reject a share of every store's nearest (other projects'
+  // engrams), so each prompt ran the KNN twice, k = 50 then 200 (~1 ms of a 10k hybrid search). The answer does not
+  // depend on where k starts: the index's top k is exact, so a larger k's first entries are a smaller k's list.
+  const knnStart = new Map<number, number>();
   /**
    * Vector hits that pass the gates, nearest first, similarity above the model's floor; widens k as gates reject.
    * `spread`: mean and standard deviation of the similarities of the query's `pool` nearest neighbours (before
@@ -356,16 +364,25 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
     const hits: Array<{ id: number; similarity: number }> = [];
     let usedMemory = false;
     let spread = { mean: 0, sd: 0 };
-    let k = TUNING.pool;
+    let k: number = TUNING.pool;
+    let first = true;
+    let runs = 0;
     for (;;) {
+      runs += 1;
       const index = k > KNN_MAX_K ? undefined : vectorIndexOf(space);
+      // Only the in-memory index starts past `pool` (sqlite-vec's small spaces keep their one k = 50 query).
+      if (first && index) k = Math.max(k, Math.min(knnStart.get(space.id) ?? k, KNN_START_MAX));
       const neighbours = k > KNN_MAX_K ? store.vectors().scan(space, vector, k) : index ? index.knn(vector, k) : store.vectors().knn(space, vector, k);
       usedMemory ||= index !== undefined;
-      if (k === TUNING.pool) spread = similaritySpread(neighbours.map((n) => 1 - n.distance));
+      if (first) spread = similaritySpread(neighbours.slice(0, TUNING.pool).map((n) => 1 - n.distance));
+      first = false;
       hits.length = 0;
       let belowFloor = false;
-      prefetch(neighbours.filter((n) => 1 - n.distance >= floor).map((n) => n.id));
+      let read = 0;
       for (const neighbour of neighbours) {
+        // The rows of one pool's worth of neighbours at a time: gates keep most, so a large k's list is not read whole.
+        if (read % TUNING.pool === 0) prefetch(neighbours.slice(read, read + TUNING.pool).filter((n) => 1 - n.distance >= floor).map((n) => n.id));
+        read += 1;
         const similarity = 1 - neighbour.distance;
         if (similarity < floor) {
           belowFloor = true;
@@ -375,7 +392,9 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
         if (hits.length >= TUNING.pool) break;
       }
       // Done when the pool is full, when the rest is below the floor, or when the table has no more rows.
-      if (hits.length >= TUNING.pool || belowFloor || neighbours.length < k) return { hits, spread, knn: usedMemory ? ('memory' as const) : ('sqlite-vec' as const) };
+      const done = hits.length >= TUNING.pool || belowFloor || neighbours.length < k;
+      if (done && index) knnStart.set(space.id, neededK(read, hits.length < TUNING.pool && !belowFloor));
+      if (done) return { hits, spread, runs, knn: usedMemory ? ('memory' as const) : ('sqlite-vec' as const) };
       k *= 4;
     }
   };
@@ -589,8 +608,9 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
             if (vector) {
               anchorSpace = space;
               semanticKind = model.kind;
-              const { hits, spread, knn } = vectorList(space, model, vector, fetch, accept);
+              const { hits, spread, knn, runs } = vectorList(space, model, vector, fetch, accept);
               response.timings.knn = knn;
+              response.timings.knn_runs = runs;
               for (const hit of hits) similarities.set(hit.id, hit.similarity);
               standOut = hits.map((hit) => ({ id: hit.id, z: spread.sd > 0 ? (hit.similarity - spread.mean) / spread.sd : 0 }));
               if (mode === 'hybrid') {
@@ -876,6 +896,20 @@ function adjust<T extends { id: number; score: number }>(
   }
   return kept.sort((a, b) => b.score - a.score); // stable: equal scores keep fusion's deterministic order
 }
+
+/**
+ * The smallest k of the widening sequence (pool, ×4, … up to KNN_MAX_K) at which a search that went through `read`
+ * neighbours stops: one that holds them all, or (`exhausted`: it ran out of rows) one larger than the space.
+ */
+function neededK(read: number, exhausted: boolean): number {
+  let k: number = TUNING.pool;
+  while ((exhausted ? k <= read : k < read) && k * 4 <= KNN_MAX_K) k *= 4;
+  return k;
+}
+
+/** The largest k a search starts at (4 × pool): a rare narrow filter (a category asked through MCP) that needed more
+ * does not make the hooks' next searches pay for its k. */
+const KNN_START_MAX = TUNING.pool * 4;
 
 /** Mean and standard deviation of a sample of similarities (0 and 0 when empty). */
 function similaritySpread(values: readonly number[]): { mean: number; sd: number } {

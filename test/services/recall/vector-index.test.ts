@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Embedder } from '../../../src/core/index.js';
 import { addEngram, createSearchEngine, deleteEngram, embedPending, TUNING } from '../../../src/services/index.js';
-import { cosineDistance, createVectorIndex, VECTOR_INDEX_FROM } from '../../../src/services/recall/vector-index.js';
+import { cosineDistance, cosineDistances, createVectorIndex, squaredNorm, VECTOR_INDEX_FROM } from '../../../src/services/recall/vector-index.js';
 import { tempStore } from '../../_helpers.js';
 
 let seed = 3;
@@ -18,7 +18,7 @@ function fill(store: ReturnType<typeof tempStore>, n: number): void {
   const words = ['cache', 'deploy', 'queue', 'index', 'retry', 'schema', 'token', 'docker', 'branch', 'lint'];
   store.write(() => {
     for (let i = 0; i < n; i++) store.engrams.insert({
-      kind: 'lesson', title: null, text: `vector lesson ${i} ${words[i % 10]} ${words[(i * 7) % 10]} topic${i % 97}`, content: null, category: i % 3 ? 'general' : 'ops', tags: [], prerequisites: null, source: 'manual',
+      kind: 'lesson', title: null, text: `vector lesson ${i} ${words[i % 10]} ${words[(i * 7) % 10]} topic${i % 97}`, content: null, category: i % 3 ? (i % 50 === 1 ? 'rare' : 'general') : 'ops', tags: [], prerequisites: null, source: 'manual',
       source_sessions: [], session_id: null, tool_name: null, occurrence_count: 1, times_matched: 0, last_matched_at: null, pinned: false,
       auto_pinned: false, deprecated: false, deprecated_reason: null, project: null, scope: 'personal', topic_key: null, revision_count: 0,
       duplicate_count: 0, created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z', last_seen_at: '2026-01-01T00:00:00.000Z', deleted_at: null,
@@ -37,11 +37,33 @@ describe('in-memory vector index', () => {
       for (let t = 0; t < 500; t++) {
         const x = Float32Array.from({ length: dim }, () => (random() * 2 - 1) * (t % 3 ? 1 : 1e-3));
         const y = t % 5 === 0 ? x.slice() : Float32Array.from({ length: dim }, () => random() * 2 - 1);
-        expect(cosineDistance(x, 0, y, dim)).toBe(sqliteVec.get(blob(x), blob(y)));
+        const exact = sqliteVec.get(blob(x), blob(y));
+        expect(cosineDistance(x, 0, y, dim)).toBe(exact);
         compared++;
       }
     }
     expect(compared).toBe(2_000);
+  });
+
+  it('computes the same bits for many rows at once (four side by side, each magnitude summed once)', () => {
+    const store = tempStore();
+    store.vectors();
+    const sqliteVec = store.db.prepare('SELECT vec_distance_cosine(?, ?)').pluck();
+    const blob = (v: Float32Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+    for (const dim of [40, 256, 384]) {
+      const n = 23; // not a multiple of four: the last rows go one by one
+      const x = Float32Array.from({ length: n * dim }, (_, i) => (random() * 2 - 1) * (i % 7 ? 1 : 1e-3));
+      const squares = Float32Array.from({ length: n }, (_, row) => squaredNorm(x, row * dim, dim));
+      const y = Float32Array.from({ length: dim }, () => random() * 2 - 1);
+      const rows = [5, 0, 22, 9, 9, 13, 1, 2, 17, 21, 4];
+      const out = new Float64Array(rows.length);
+      cosineDistances(x, squares, rows, y, squaredNorm(y, 0, dim), dim, out);
+      rows.forEach((row, i) => {
+        const vector = x.slice(row * dim, (row + 1) * dim);
+        expect(out[i]).toBe(sqliteVec.get(blob(vector), blob(y)));
+        expect(out[i]).toBe(cosineDistance(x, row * dim, y, dim));
+      });
+    }
   });
 
   it('gives a warm engine the same answers as sqlite-vec alone (hybrid and vector, with a category filter)', async () => {
@@ -63,6 +85,37 @@ describe('in-memory vector index', () => {
         expect(a.results.length).toBeGreaterThan(0);
       }
     }
+  });
+
+  it('starts the KNN at the k the last search of the space needed (one KNN where gates reject), with the same answers', async () => {
+    const store = tempStore();
+    fill(store, VECTOR_INDEX_FROM + 100);
+    await embedPending(store, embedder, { batchSize: 1_000 });
+    const options = { embedder: null, loadedEmbedder: embedder, tuning: { rrfK: TUNING.rrfK, weights: { ...TUNING.weights }, topK: 10 } };
+    const plain = createSearchEngine(store, options);
+    const warm = createSearchEngine(store, { ...options, vectorIndex: true });
+    await warm.search({ query: 'warm up', queryVector: vectorFor() });
+    await warm.settled();
+    const runs: Array<number | undefined> = [];
+    // A third of the engrams are in `ops`: the 50 nearest hold ~17 of them, so that filter needs k = 200.
+    for (const category of ['ops', 'ops', 'ops', undefined, undefined, 'ops', 'ops']) {
+      const request = { query: 'cache deploy', queryVector: vectorFor(), mode: 'vector' as const, abstain: false, ...(category ? { category } : {}) };
+      const [a, b] = [await plain.search(request), await warm.search(request)];
+      expect(b.results.map((hit) => [hit.id, hit.score, hit.ranks, hit.signals])).toEqual(a.results.map((hit) => [hit.id, hit.score, hit.ranks, hit.signals]));
+      expect(a.timings.knn_runs).toBe(category ? 2 : 1); // sqlite-vec (small spaces, the CLI) always starts at 50
+      runs.push(b.timings.knn_runs);
+    }
+    // The first filtered search widens once; the next start at 200; an unfiltered one needs only 50, so the filtered
+    // search after it widens again.
+    expect(runs).toEqual([2, 1, 1, 1, 1, 2, 1]);
+    // A filter few engrams pass needs a larger k, but the next search starts at 200 at most (4 × pool): one KNN fewer
+    // than from 50, not one.
+    const rare = { query: 'cache deploy', mode: 'vector' as const, abstain: false, category: 'rare' };
+    const first = await warm.search({ ...rare, queryVector: vectorFor() });
+    const second = await warm.search({ ...rare, queryVector: vectorFor() });
+    const plainRuns = (await plain.search({ ...rare, queryVector: vectorFor() })).timings.knn_runs as number;
+    expect(plainRuns).toBeGreaterThanOrEqual(3);
+    expect([first.timings.knn_runs, second.timings.knn_runs]).toEqual([plainRuns - 1, plainRuns - 1]);
   });
 
   it("answers sqlite-vec's exact KNN (ids, distances, order) and follows writes and removals", async () => {
