@@ -101,8 +101,15 @@ export function openMailbox(
   /** Where the call folder is made, linked from `mailbox.dir`; null: `mailbox.dir` itself. */
   memoryBase: string | null = memoryFolderBase(),
 ): Mailbox | { error: unknown } {
+  /** The folder on the tmpfs this server made (removed with the link, or without it when the home went first). */
+  let memoryFolder: string | null = null;
+
   /** Removes the call folder: the link and the folder it names (if this server's kind), or the plain folder. */
   function removeFolder(): void {
+    if (memoryFolder !== null) {
+      rmSync(memoryFolder, { recursive: true, force: true });
+      memoryFolder = null;
+    }
     try {
       if (lstatSync(mailbox.dir).isSymbolicLink()) {
         const target = readlinkSync(mailbox.dir);
@@ -161,6 +168,7 @@ export function openMailbox(
         made = mkdtempSync(join(memoryBase, `engram-${process.getuid?.() ?? 0}-`));
         writeFileSync(join(made, LINK_NOTE), mailbox.dir, { mode: 0o600 });
         symlinkSync(made, mailbox.dir);
+        memoryFolder = made;
         return;
       } catch {
         if (made !== undefined) rmSync(made, { recursive: true, force: true });

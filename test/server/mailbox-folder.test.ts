@@ -49,6 +49,16 @@ describe.skipIf(process.platform === 'win32')('the mailbox’s call folder', () 
     expect(existsSync(target)).toBe(false);
   });
 
+  it('is removed when the server closes after its home was removed (the link went with the home)', () => {
+    const base = tempDir();
+    const { mailbox, home, result } = open(base);
+    const target = readlinkSync(mailbox.dir);
+    rmSync(home, { recursive: true, force: true });
+    opened.splice(opened.indexOf(result), 1);
+    result.close();
+    expect(existsSync(target)).toBe(false);
+  });
+
   it('is a plain 0700 folder without a memory base', () => {
     const { mailbox } = open(null);
     expect(lstatSync(mailbox.dir).isDirectory()).toBe(true);
