@@ -1,7 +1,7 @@
 // Floor for bench/hooks.mjs: what the hook fast path's transport costs without Engram's code — start Node, wake the
-// server (an empty line down the pipe), read stdin
-// with blocking reads, one ping through the server's mailbox (the protocol of hooks/run.cjs postToMailbox: the call down the
-// named pipe after its id, the answer read back from a file), exit. Usage: node hooks-mailbox-ping.cjs <run dir>
+// server (an empty line down the pipe, as hooks/run.cjs wakeServer), read stdin with blocking reads, one ping through
+// the server's mailbox (the protocol of hooks/run.cjs postToMailbox: the call down the named pipe after its id, the
+// answer read back from a file), exit. Usage: node hooks-mailbox-ping.cjs <run dir>
 'use strict';
 const fs = require('node:fs');
 const { join } = require('node:path');

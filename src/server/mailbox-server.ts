@@ -195,6 +195,8 @@ export function openMailbox(
         // `<id> <call>` (the call in the pipe) or `<id>` (the call in `<id>.req`).
         const space = line.indexOf(' ');
         const id = space < 0 ? line : line.slice(0, space);
+        // An empty line is a hook's wake-up (hooks/run.cjs wakeServer), sent before it reads stdin: being read is all
+        // it asks. Every server reading this pipe skips it.
         if (MAILBOX_ID.test(id)) take(id, space < 0 ? null : line.slice(space + 1));
       }
       // A hook's line fits in one atomic pipe write: anything longer without a newline is not a hook's.
