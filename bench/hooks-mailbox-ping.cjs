@@ -1,20 +1,23 @@
-// Floor for bench/hooks.mjs: what the hook fast path's transport costs without Engram's code — start Node, read stdin
-// with blocking reads, one ping through the server's mailbox (the protocol of hooks/run.cjs postToMailbox: the call down the
-// named pipe after its id, the answer read back from a file), exit. Usage: node hooks-mailbox-ping.cjs <run dir>
+// Floor for bench/hooks.mjs: what the hook fast path's transport costs without Engram's code — start Node, wake the
+// server (an empty line down the pipe, as hooks/run.cjs wakeServer), read stdin with blocking reads, one ping through
+// the server's mailbox (the protocol of hooks/run.cjs postToMailbox: the call down the named pipe after its id, the
+// answer read back from a file), exit. Usage: node hooks-mailbox-ping.cjs <run dir>
 'use strict';
 const fs = require('node:fs');
 const { join } = require('node:path');
 
-fs.readFileSync(0);
 const run = process.argv[2] ?? '';
-const id = `${process.pid}-${Date.now().toString(36)}-ping`;
-const reply = join(run, 'hooks', `${id}.rep`);
 let pipe;
 try {
   pipe = fs.openSync(join(run, 'hook-calls.fifo'), fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
 } catch {
   process.exit(0);
 }
+// The wake-up before stdin is read, as hooks/run.cjs wakeServer does.
+fs.writeSync(pipe, Buffer.from('\n'));
+fs.readFileSync(0);
+const id = `${process.pid}-${Date.now().toString(36)}-ping`;
+const reply = join(run, 'hooks', `${id}.rep`);
 // The call down the pipe after its id, as a hook's call that fits in one pipe write goes.
 fs.writeSync(pipe, `${id} {"v":1,"op":"ping"}\n`);
 fs.closeSync(pipe);

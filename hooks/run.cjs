@@ -370,6 +370,38 @@ function readerAlive(fifo) {
 }
 
 /**
+ * Opens the mailbox's pipe for writing: `{ fd }`, or `{ error }` with the code (`ENOENT`: no pipe; `ENXIO`: nobody
+ * reads it, a dead server's). Non-blocking: with no reader this fails at once instead of waiting for one.
+ */
+function openPipe(mailbox) {
+  try {
+    return { fd: fs.openSync(mailbox.fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK) };
+  } catch (error) {
+    return { error: error.code };
+  }
+}
+
+/**
+ * Opens the pipe and writes an empty line down it, before the hook reads stdin and builds its call: the server wakes
+ * (every server reading this pipe skips a line that is not `<id>…`) while the hook is still busy, so the call that
+ * follows ~0.5 ms later finds it awake. A server idle between calls — most of the time, on an agent's machine — is
+ * otherwise woken by the call itself, and that wake-up (an idle core, the server's code out of the caches) was half
+ * of a mailbox round trip with no work in it (docs/PERFORMANCE.md, wave 10). Returns the open pipe for the post.
+ */
+function wakeServer(mailbox) {
+  const opened = openPipe(mailbox);
+  if ('fd' in opened) {
+    try {
+      // A Buffer, as the post writes: a string write is another function for Node to compile on its first call.
+      fs.writeSync(opened.fd, Buffer.from('\n'));
+    } catch {
+      // A full pipe (a server that stopped reading): the post says so.
+    }
+  }
+  return opened;
+}
+
+/**
  * Posts `request` to `mailbox` and waits up to `timeoutMs` for the answer: `{ reply }`, or `{ failure }` saying why
  * there is none (`refused`: a pipe nobody reads, a dead server's; `lost`: the server died while the hook waited, or
  * the folder is unwritable; `timeout`; `bad-reply`). Returns null when this home has no usable mailbox (the server
@@ -379,20 +411,19 @@ function readerAlive(fifo) {
  * @param {{ fifo: string, dir: string }} mailbox
  * @param {unknown} request
  * @param {number} timeoutMs
+ * @param {ReturnType<typeof openPipe>} [opened] the pipe, opened (and the server woken) earlier by {@link wakeServer};
+ *   closed here
  * @returns {{ reply: T } | { failure: 'refused' | 'lost' | 'timeout' | 'bad-reply' } | null}
  */
-function postToMailbox(mailbox, request, timeoutMs) {
-  const { O_WRONLY, O_NONBLOCK, O_CREAT, O_EXCL } = fs.constants;
+function postToMailbox(mailbox, request, timeoutMs, opened = openPipe(mailbox)) {
+  const { O_WRONLY, O_CREAT, O_EXCL } = fs.constants;
   const id = `${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
   const files = mailboxFiles(mailbox.dir, id);
-  let pipe;
-  try {
-    // Non-blocking: with no reader (a dead server's pipe) this fails at once instead of waiting for one.
-    pipe = fs.openSync(mailbox.fifo, O_WRONLY | O_NONBLOCK);
-  } catch (error) {
-    if (error.code === 'ENOENT') return null;
-    return { failure: error.code === 'ENXIO' ? 'refused' : 'lost' };
+  if ('error' in opened) {
+    if (opened.error === 'ENOENT') return null;
+    return { failure: opened.error === 'ENXIO' ? 'refused' : 'lost' };
   }
+  const pipe = opened.fd;
   const line = `${JSON.stringify(request)}\n`;
   // The call itself down the pipe when it fits in one atomic write: no file for the hook to create, write and close,
   // none for the server to rename, open and read (~0.2 ms of a hook's wait).
@@ -525,10 +556,17 @@ function runtimeVersion(dir) {
  */
 function askWarmServer(entry, root) {
   const { event, waitMs } = HOOK_ENTRIES[entry];
-  const stdin = readStdinSync();
   const env = process.env;
+  const off = OFF.has((env.ENGRAM_SERVER ?? '').trim().toLowerCase());
+  const mailbox = mailboxOf(engramHome(env));
+  // The server woken first: it comes to while this process reads stdin and builds the call.
+  const opened = off ? null : wakeServer(mailbox);
+  const stdin = readStdinSync();
   // A server switched off or an unusable payload: the fast path decides.
-  if (OFF.has((env.ENGRAM_SERVER ?? '').trim().toLowerCase()) || 'rest' in stdin || stdin.tooLarge) return { stdin, mailbox: 'not-asked' };
+  if (opened === null || 'rest' in stdin || stdin.tooLarge) {
+    if (opened && 'fd' in opened) fs.closeSync(opened.fd);
+    return { stdin, mailbox: 'not-asked' };
+  }
   const argv = process.argv;
   const flag = argv.indexOf('--agent', 2);
   const call = {
@@ -538,8 +576,7 @@ function askWarmServer(entry, root) {
     envHints: { codex: Boolean(env.PLUGIN_ROOT || env.CODEX_HOME), claude: Boolean(env.CLAUDE_PROJECT_DIR) },
   };
   const data = pluginData(env);
-  const mailbox = mailboxOf(engramHome(env));
-  let answer = postToMailbox(mailbox, data ? { v: 1, op: 'hook', root, pluginData: data, call } : { v: 1, op: 'hook', root, call }, waitMs);
+  let answer = postToMailbox(mailbox, data ? { v: 1, op: 'hook', root, pluginData: data, call } : { v: 1, op: 'hook', root, call }, waitMs, opened);
   let runtime;
   const declined = (reply) => !(reply && reply.ok === true && reply.op === 'hook' && typeof reply.stdout === 'string');
   if (answer !== null && 'reply' in answer && declined(answer.reply) && answer.reply?.error !== 'version') {
@@ -636,6 +673,7 @@ module.exports = {
   mailboxFiles,
   mailboxOf,
   postToMailbox,
+  wakeServer,
   answerAndExit,
 };
 if (require.main === module) {

@@ -41,7 +41,11 @@ export declare function readStdinSync(fd?: number, maxBytes?: number): StdinText
 export type MailboxFailure = 'refused' | 'lost' | 'timeout' | 'bad-reply';
 export declare function mailboxFiles(dir: string, id: string): { request: string; claimed: string; withdrawn: string; reply: string };
 export declare function mailboxOf(home: string): { fifo: string; dir: string };
-export declare function postToMailbox<T>(mailbox: { fifo: string; dir: string }, request: unknown, timeoutMs: number): { reply: T } | { failure: MailboxFailure } | null;
+/** The mailbox's pipe opened for writing, or the error code of the attempt (`ENOENT`: no pipe; `ENXIO`: no reader). */
+export type OpenedPipe = { fd: number } | { error: string | undefined };
+/** Opens the pipe and writes a wake-up (an empty line) down it, before the hook reads stdin; the post takes the pipe. */
+export declare function wakeServer(mailbox: { fifo: string; dir: string }): OpenedPipe;
+export declare function postToMailbox<T>(mailbox: { fifo: string; dir: string }, request: unknown, timeoutMs: number, opened?: OpenedPipe): { reply: T } | { failure: MailboxFailure } | null;
 export declare function answerAndExit(stdout: string, after?: () => void): void;
 
 /**

@@ -3,13 +3,34 @@
  * server makes the named pipe `run/hook-calls.fifo` (with `mkfifo`: Node has no call for it), reads calls from it (a
  * call line after its id, or the id of a call written to a file), claims each call by making its `.work` file (or
  * renaming the call's file to it), and writes the answer into that file, renamed `.rep` once complete. Without
- * `mkfifo` there is no mailbox and hooks use the socket.
+ * `mkfifo` there is no mailbox and hooks use the socket. On Linux the folder `run/hooks` is a link to a private
+ * folder on a tmpfs (`$XDG_RUNTIME_DIR` or `/dev/shm`): hooks use the same paths, and the files live in memory.
  * @module
  */
 import { execFileSync } from 'node:child_process';
-import { closeSync, constants, existsSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  ftruncateSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statfsSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { Socket } from 'node:net';
-import { join } from 'node:path';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 // The launcher's own definitions (bundled into the server): one spelling of the protocol for both sides.
 import { MAILBOX_ID, PIPE_BUF, mailboxFiles } from '../../hooks/run.cjs';
 
@@ -21,6 +42,34 @@ const ORPHAN_MS = 60_000;
  * unlink would cost the hook's way out ~0.1 ms): the sweep removes them once they are older than this.
  */
 export const ANSWER_KEEP_MS = 5_000;
+
+/** statfs's `f_type` of a tmpfs (Linux's TMPFS_MAGIC). */
+const TMPFS_MAGIC = 0x01021994;
+
+/** The name of a call folder this server made on a tmpfs (mkdtemp's six characters after the prefix). */
+const MEMORY_FOLDER = /^engram-\d+-[A-Za-z0-9]{6}$/;
+
+/** In a call folder on a tmpfs: the path of the link to it (a dot name: no call's, and the sweep leaves it). */
+const LINK_NOTE = '.link';
+
+/**
+ * Where the mailbox's files should live: a tmpfs the user can write to — `$XDG_RUNTIME_DIR` (per user, 0700) or
+ * `/dev/shm` — or null (another system, no tmpfs: `run/hooks` is a plain folder). On the build machine's ext4 a call
+ * file's create took 0.2–0.35 ms of the hook's wait when the server had been idle, 0.07–0.09 ms on tmpfs
+ * (docs/PERFORMANCE.md, wave 10): the claim is a create, and ext4 journals it.
+ */
+export function memoryFolderBase(env: NodeJS.ProcessEnv = process.env): string | null {
+  if (process.platform !== 'linux') return null;
+  for (const base of [env.XDG_RUNTIME_DIR, '/dev/shm']) {
+    if (!base || !isAbsolute(base)) continue;
+    try {
+      if (statfsSync(base).type === TMPFS_MAGIC) return base;
+    } catch {
+      // Not there.
+    }
+  }
+  return null;
+}
 
 /** One call taken out of the mailbox. */
 export interface MailboxCall {
@@ -49,7 +98,85 @@ export interface Mailbox {
 export function openMailbox(
   mailbox: { fifo: string; dir: string },
   handlers: { onCall(call: MailboxCall): void; onWithdrawn(event: string | null): void; onError(error: unknown): void },
+  /** Where the call folder is made, linked from `mailbox.dir`; null: `mailbox.dir` itself. */
+  memoryBase: string | null = memoryFolderBase(),
 ): Mailbox | { error: unknown } {
+  /** The folder on the tmpfs this server made (removed with the link, or without it when the home went first). */
+  let memoryFolder: string | null = null;
+
+  /** Removes the call folder: the link and the folder it names (if this server's kind), or the plain folder. */
+  function removeFolder(): void {
+    if (memoryFolder !== null) {
+      rmSync(memoryFolder, { recursive: true, force: true });
+      memoryFolder = null;
+    }
+    try {
+      if (lstatSync(mailbox.dir).isSymbolicLink()) {
+        const target = readlinkSync(mailbox.dir);
+        rmSync(mailbox.dir, { force: true });
+        // Only a folder of this kind (a link in the 0700 run folder is this user's servers' own).
+        if (isAbsolute(target) && MEMORY_FOLDER.test(basename(target))) rmSync(target, { recursive: true, force: true });
+        return;
+      }
+    } catch {
+      // No folder, or nothing readable there: nothing to remove.
+    }
+    rmSync(mailbox.dir, { recursive: true, force: true });
+  }
+
+  /**
+   * Removes this user's call folders in `memoryBase` that no link names any more (their server was killed and its
+   * home removed, e.g. a test's), once older than a minute (a server starting now has made its folder but not yet its
+   * link).
+   */
+  function removeOrphanFolders(now = Date.now()): void {
+    if (memoryBase === null) return;
+    const prefix = `engram-${process.getuid?.() ?? 0}-`;
+    try {
+      for (const name of readdirSync(memoryBase)) {
+        if (!name.startsWith(prefix) || !MEMORY_FOLDER.test(name)) continue;
+        const folder = join(memoryBase, name);
+        try {
+          if (now - statSync(folder).mtimeMs < ORPHAN_MS) continue;
+          const link = readFileSync(join(folder, LINK_NOTE), 'utf8');
+          let linked = false;
+          try {
+            linked = readlinkSync(link) === folder;
+          } catch {
+            // No link there any more.
+          }
+          if (!linked) rmSync(folder, { recursive: true, force: true });
+        } catch {
+          // Another user's, or removed meanwhile.
+        }
+      }
+    } catch {
+      // No base to look in: the folder is made elsewhere (makeFolder falls back to a plain one).
+    }
+  }
+
+  /**
+   * Makes the call folder (0700): a private folder in `memoryBase` linked from `mailbox.dir`, else a plain folder. The
+   * run folder itself is made only at start (`parents`): one removed under the running server is not made again.
+   */
+  function makeFolder(parents: boolean): void {
+    if (parents) mkdirSync(dirname(mailbox.dir), { recursive: true, mode: 0o700 });
+    if (memoryBase !== null) {
+      let made: string | undefined;
+      try {
+        // mkdtemp: a name nobody could have made first in a shared /dev/shm, created 0700.
+        made = mkdtempSync(join(memoryBase, `engram-${process.getuid?.() ?? 0}-`));
+        writeFileSync(join(made, LINK_NOTE), mailbox.dir, { mode: 0o600 });
+        symlinkSync(made, mailbox.dir);
+        memoryFolder = made;
+        return;
+      } catch {
+        if (made !== undefined) rmSync(made, { recursive: true, force: true });
+      }
+    }
+    mkdirSync(mailbox.dir, { mode: 0o700 });
+  }
+
   /** Makes the pipe and reads calls (or call ids) from it. Throws when the pipe cannot be made or opened. */
   function listen(): Socket {
     execFileSync('mkfifo', ['-m', '600', mailbox.fifo], { stdio: 'ignore', timeout: 5_000 });
@@ -68,6 +195,8 @@ export function openMailbox(
         // `<id> <call>` (the call in the pipe) or `<id>` (the call in `<id>.req`).
         const space = line.indexOf(' ');
         const id = space < 0 ? line : line.slice(0, space);
+        // An empty line is a hook's wake-up (hooks/run.cjs wakeServer), sent before it reads stdin: being read is all
+        // it asks. Every server reading this pipe skips it.
         if (MAILBOX_ID.test(id)) take(id, space < 0 ? null : line.slice(space + 1));
       }
       // A hook's line fits in one atomic pipe write: anything longer without a newline is not a hook's.
@@ -79,8 +208,9 @@ export function openMailbox(
   let reader: Socket;
   try {
     rmSync(mailbox.fifo, { force: true });
-    rmSync(mailbox.dir, { recursive: true, force: true });
-    mkdirSync(mailbox.dir, { recursive: true, mode: 0o700 });
+    removeFolder();
+    removeOrphanFolders();
+    makeFolder(true);
     reader = listen();
   } catch (error) {
     rmSync(mailbox.fifo, { force: true });
@@ -149,8 +279,10 @@ export function openMailbox(
       if (code === 'ENOENT') {
         // The folder was removed under the running server (someone cleaning up): made again, and the call answered.
         try {
-          // Not recursive: a removed run folder or home is not made again (the server stops when its home goes).
-          mkdirSync(mailbox.dir, { mode: 0o700 });
+          // A removed run folder or home is not made again (the server stops when its home goes); a link whose folder
+          // was removed (someone cleaning /dev/shm) is replaced.
+          removeFolder();
+          makeFolder(false);
           return { fd: make(), line, fresh: true };
         } catch (made) {
           handlers.onError(made);
@@ -231,6 +363,7 @@ export function openMailbox(
       }
       try {
         for (const name of readdirSync(mailbox.dir)) {
+          if (name === LINK_NOTE) continue;
           const file = join(mailbox.dir, name);
           try {
             if (now - statSync(file).mtimeMs > (name.endsWith('.rep') ? ANSWER_KEEP_MS : ORPHAN_MS)) rmSync(file, { force: true });
@@ -243,7 +376,8 @@ export function openMailbox(
         // (hooks/run.cjs postToMailbox); make it again so they come back to the mailbox.
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
           try {
-            mkdirSync(mailbox.dir, { mode: 0o700 });
+            removeFolder();
+            makeFolder(false);
           } catch (made) {
             handlers.onError(made);
           }
@@ -253,7 +387,7 @@ export function openMailbox(
     close() {
       reader.destroy();
       rmSync(mailbox.fifo, { force: true });
-      rmSync(mailbox.dir, { recursive: true, force: true });
+      removeFolder();
     },
   };
 }

@@ -2,13 +2,13 @@
  * The hook stdin reader (hooks/run.cjs readStdinSync): synchronous reads of the pipe, socket or file an
  * agent gives a hook, so the hook loads no stream machinery. Run in child processes with real descriptors.
  */
-import { spawnSync } from 'node:child_process';
-import { closeSync, openSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, constants, mkdirSync, openSync, readSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bundleEntry } from '../../scripts/bundle.mjs';
 import { engramHome, mailboxFiles, mailboxOf, readStdinSync } from '../../hooks/run.cjs';
-import { ROOT, tempDir } from '../_helpers.js';
+import { ROOT, tempDir, until } from '../_helpers.js';
 
 let bundled: Promise<string> | undefined;
 const childScript = (): Promise<string> =>
@@ -113,5 +113,51 @@ describe('answerAndExit', () => {
     expect(result.status).toBe(0);
     expect(result.stdout).toBe('{"ok":1}');
     expect(result.stderr).toBe('after\nprocess.exit\nexit listener\n');
+  });
+});
+
+describe.skipIf(process.platform === 'win32')('the launcher’s wake-up', () => {
+  /** Reads what is in a pipe opened without blocking ('' when nothing is). */
+  const readNow = (fd: number): string => {
+    const buffer = Buffer.alloc(8192);
+    try {
+      return buffer.toString('utf8', 0, readSync(fd, buffer));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EAGAIN') return '';
+      throw error;
+    }
+  };
+
+  it('writes an empty line down the mailbox pipe before it reads stdin, then the call', async () => {
+    const home = tempDir();
+    const { fifo } = mailboxOf(home);
+    mkdirSync(join(home, 'run', 'hooks'), { recursive: true });
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    // The server's end: read and write (never end-of-file), without blocking.
+    const pipe = openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK);
+    const hook = spawn(process.execPath, [join(ROOT, 'hooks', 'run.cjs'), 'pre-tool-use', '--agent', 'claude'], {
+      env: { PATH: process.env.PATH ?? '', HOME: home, ENGRAM_HOME: home },
+      stdio: ['pipe', 'ignore', 'ignore'],
+    });
+    try {
+      let seen = '';
+      // Stdin not written yet: the hook is blocked reading it, and has woken the server already.
+      await until(() => (seen += readNow(pipe)) !== '', 'the wake-up line');
+      expect(seen).toBe('\n');
+      const payload = JSON.stringify({ session_id: 'a1b2', hook_event_name: 'PreToolUse', tool_name: 'Read', tool_input: { file_path: '/x' } });
+      hook.stdin.end(payload);
+      await until(() => (seen += readNow(pipe)).split('\n').length > 2, 'the call line');
+      const [wake, line, rest] = seen.split('\n');
+      expect(wake).toBe('');
+      expect(rest).toBe('');
+      const space = (line ?? '').indexOf(' ');
+      expect(line?.slice(0, space)).toMatch(/^[a-z0-9-]{1,64}$/);
+      const request = JSON.parse((line ?? '').slice(space + 1)) as { op: string; call: { event: string; stdin: string } };
+      expect(request.op).toBe('hook');
+      expect(request.call).toMatchObject({ event: 'PreToolUse', stdin: payload });
+    } finally {
+      hook.kill('SIGKILL');
+      closeSync(pipe);
+    }
   });
 });

@@ -34,8 +34,10 @@ async function serve(mode: 'echo' | 'short' | 'hold') {
 }
 
 const call = (event: string) => ({ v: 1, op: 'hook', call: { event, stdin: '{"x":1}', envHints: { codex: false, claude: true } } });
+/** The mailbox folder's files (not its `.link` note, on a tmpfs: server/mailbox-server.ts). */
+const listed = (dir: string): string[] => readdirSync(dir).filter((name) => !name.startsWith('.'));
 /** What is left in the mailbox folder but answers (which the hook leaves for the sweep): calls, claims, withdrawals. */
-const callFiles = (dir: string): string[] => readdirSync(dir).filter((name) => !name.endsWith('.rep'));
+const callFiles = (dir: string): string[] => listed(dir).filter((name) => !name.endsWith('.rep'));
 /** A call too long for one atomic pipe write: it goes in a file, its id down the pipe. */
 const longCall = (event: string) => ({ ...call(event), call: { ...call(event).call, stdin: JSON.stringify({ output: 'x'.repeat(PIPE_BUF) }) } });
 
@@ -46,20 +48,20 @@ describe.skipIf(process.platform === 'win32')('the hooks’ mailbox', () => {
     expect(answer).toEqual({ reply: { ok: true, echo: call('PreToolUse') } });
     await until(() => lines.some((line) => line.call), 'the child to report the call');
     // No unlink on the hook's way out: the answer stays (nothing else: no call file, no claim file).
-    const [left, ...none] = readdirSync(mailbox.dir);
+    const [left, ...none] = listed(mailbox.dir);
     expect(none).toEqual([]);
     expect(left).toMatch(/\.rep$/);
     // Kept by a sweep while a hook could still be reading it (longer than any hook waits)…
     expect(ANSWER_KEEP_MS).toBeGreaterThan(2 * Math.max(...Object.values(HOOK_ENTRIES).map((entry) => entry.waitMs)));
     child.kill('SIGUSR1');
     await until(() => lines.filter((line) => line.swept).length === 1, 'the child to sweep');
-    expect(readdirSync(mailbox.dir)).toEqual([left]);
+    expect(listed(mailbox.dir)).toEqual([left]);
     // …and removed by the next one once older than that.
     const old = (Date.now() - ANSWER_KEEP_MS - 1_000) / 1000;
     utimesSync(join(mailbox.dir, left as string), old, old);
     child.kill('SIGUSR1');
     await until(() => lines.filter((line) => line.swept).length === 2, 'the child to sweep again');
-    expect(readdirSync(mailbox.dir)).toEqual([]);
+    expect(listed(mailbox.dir)).toEqual([]);
   });
 
   it('an answer shorter than its call is read whole and alone (the server writes it over the call file)', async () => {
@@ -157,7 +159,7 @@ describe.skipIf(process.platform === 'win32')('the hooks’ mailbox', () => {
     const started = Date.now();
     expect(postToMailbox(mailbox, call('Stop'), 5_000)).toEqual({ failure: 'refused' });
     expect(Date.now() - started).toBeLessThan(4_000); // not the 5 s wait
-    expect(readdirSync(mailbox.dir)).toEqual([]);
+    expect(listed(mailbox.dir)).toEqual([]);
   });
 
   // A call in the pipe is taken back by making its claim file (`.work`) before the server does; a call in a file by
@@ -169,11 +171,11 @@ describe.skipIf(process.platform === 'win32')('the hooks’ mailbox', () => {
     const { mailbox, child, lines } = await serve('echo');
     child.kill('SIGSTOP');
     expect(postToMailbox(mailbox, posted, 300)).toEqual({ failure: 'timeout' });
-    expect(readdirSync(mailbox.dir).map((name) => name.replace(/^.*\./, ''))).toEqual([left]);
+    expect(listed(mailbox.dir).map((name) => name.replace(/^.*\./, ''))).toEqual([left]);
     child.kill('SIGCONT');
     await until(() => lines.some((line) => 'withdrawn' in line), 'the server to find the call taken back');
     expect(lines.filter((line) => !line.ready)).toEqual([{ withdrawn: event }]);
-    expect(readdirSync(mailbox.dir)).toEqual([]);
+    expect(listed(mailbox.dir)).toEqual([]);
   });
 
   it('a server that dies while a hook waits is noticed at once (lost), not after the whole wait', async () => {
