@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +14,8 @@ import { fileURLToPath } from 'node:url';
  *   npm_config_cache);
  * - marks every process of the run (ENGRAM_TEST_RUN) and, at the end, fails the run if an Engram process a test
  *   started (a server, a drain, a hook, a bootstrap) is still alive — it is killed, and named in the failure — or if
- *   the real home's Engram, Claude Code or Codex folders changed.
+ *   the real home's Engram, Claude Code or Codex folders changed; and removes the mailbox folders on a tmpfs that
+ *   servers the tests killed left behind.
  */
 
 /** The agent CLIs the fake model runners pin (../shared/tools/fake-openai/run-codex.sh, fake-anthropic/run-claude.sh). */
@@ -47,6 +48,41 @@ function ensureAgentCli(cli: (typeof AGENT_CLIS)[keyof typeof AGENT_CLIS], overr
     throw new Error(`could not install ${cli.package}@${cli.version} into ${cache} for the tests that run it: ${stderr?.toString().trim() || message}`);
   }
   if (!existsSync(bin)) throw new Error(`npm installed ${cli.package}@${cli.version} into ${cache} but node_modules/.bin/${cli.bin} is missing`);
+}
+
+/**
+ * Removes the mailbox call folders this run's servers left on a tmpfs (src/server/mailbox-server.ts: `run/hooks` links
+ * to `engram-<uid>-XXXXXX` in $XDG_RUNTIME_DIR or /dev/shm): a server a test killed cannot remove its own, and the
+ * next server of that home — which a test never starts — would. Only folders made since the run started whose link is
+ * gone (their test home was removed) are touched.
+ */
+function removeOrphanMailboxFolders(since: number): void {
+  const prefix = `engram-${process.getuid?.() ?? 0}-`;
+  for (const base of new Set([process.env.XDG_RUNTIME_DIR, '/dev/shm'])) {
+    if (!base) continue;
+    let names: string[];
+    try {
+      names = readdirSync(base).filter((name) => name.startsWith(prefix));
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const folder = join(base, name);
+      try {
+        if (statSync(folder).ctimeMs < since) continue;
+        const link = readFileSync(join(folder, '.link'), 'utf8');
+        let linked = false;
+        try {
+          linked = readlinkSync(link) === folder;
+        } catch {
+          // The link went with its home.
+        }
+        if (!linked) rmSync(folder, { recursive: true, force: true });
+      } catch {
+        // Not one of ours, or gone meanwhile.
+      }
+    }
+  }
 }
 
 /** A process of this run: its pid, command line, and whether it carries the run's marker. */
@@ -112,6 +148,7 @@ export default function setup(): () => Promise<void> {
   if (existsSync(join(root, '..', 'shared', 'tools', 'fake-openai', 'run-codex.sh'))) ensureAgentCli(AGENT_CLIS.codex, process.env.CODEX_BIN);
   ensureAgentCli(AGENT_CLIS.claude, process.env.CLAUDE_BIN);
 
+  const started = Date.now();
   return async function teardown(): Promise<void> {
     const deadline = Date.now() + SETTLE_MS;
     let left = engramProcessesOf(marker);
@@ -126,6 +163,7 @@ export default function setup(): () => Promise<void> {
         // Gone meanwhile.
       }
     }
+    removeOrphanMailboxFolders(started);
     const after = realHomeState(realHome);
     const touched = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((path) => before[path] !== after[path]);
     rmSync(sandbox, { recursive: true, force: true });
