@@ -1,9 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { removeOrphanMailboxFolders } from '../src/server/mailbox-server.js';
 
 /**
  * The test run's setup and teardown:
@@ -56,32 +57,9 @@ function ensureAgentCli(cli: (typeof AGENT_CLIS)[keyof typeof AGENT_CLIS], overr
  * next server of that home — which a test never starts — would. Only folders made since the run started whose link is
  * gone (their test home was removed) are touched.
  */
-function removeOrphanMailboxFolders(since: number): void {
-  const prefix = `engram-${process.getuid?.() ?? 0}-`;
+function removeRunMailboxFolders(since: number): void {
   for (const base of new Set([process.env.XDG_RUNTIME_DIR, '/dev/shm'])) {
-    if (!base) continue;
-    let names: string[];
-    try {
-      names = readdirSync(base).filter((name) => name.startsWith(prefix));
-    } catch {
-      continue;
-    }
-    for (const name of names) {
-      const folder = join(base, name);
-      try {
-        if (statSync(folder).ctimeMs < since) continue;
-        const link = readFileSync(join(folder, '.link'), 'utf8');
-        let linked = false;
-        try {
-          linked = readlinkSync(link) === folder;
-        } catch {
-          // The link went with its home.
-        }
-        if (!linked) rmSync(folder, { recursive: true, force: true });
-      } catch {
-        // Not one of ours, or gone meanwhile.
-      }
-    }
+    if (base) removeOrphanMailboxFolders(base, (folder) => folder.ctimeMs >= since);
   }
 }
 
@@ -163,7 +141,7 @@ export default function setup(): () => Promise<void> {
         // Gone meanwhile.
       }
     }
-    removeOrphanMailboxFolders(started);
+    removeRunMailboxFolders(started);
     const after = realHomeState(realHome);
     const touched = [...new Set([...Object.keys(before), ...Object.keys(after)])].filter((path) => before[path] !== after[path]);
     rmSync(sandbox, { recursive: true, force: true });

@@ -26,6 +26,7 @@ import {
   statfsSync,
   statSync,
   symlinkSync,
+  type Stats,
   writeFileSync,
   writeSync,
 } from 'node:fs';
@@ -69,6 +70,39 @@ export function memoryFolderBase(env: NodeJS.ProcessEnv = process.env): string |
     }
   }
   return null;
+}
+
+/**
+ * Removes this user's call folders in `memoryBase` that no link names any more (their server was killed and its home
+ * removed, e.g. a test's) and that `consider` accepts: the server takes those older than a minute (one starting now
+ * has made its folder but not yet its link), the tests' teardown those made during the run.
+ */
+export function removeOrphanMailboxFolders(memoryBase: string, consider: (folder: Stats) => boolean): void {
+  const prefix = `engram-${process.getuid?.() ?? 0}-`;
+  let names: string[];
+  try {
+    names = readdirSync(memoryBase);
+  } catch {
+    // No base to look in: the folder is made elsewhere (openMailbox falls back to a plain one).
+    return;
+  }
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !MEMORY_FOLDER.test(name)) continue;
+    const folder = join(memoryBase, name);
+    try {
+      if (!consider(statSync(folder))) continue;
+      const link = readFileSync(join(folder, LINK_NOTE), 'utf8');
+      let linked = false;
+      try {
+        linked = readlinkSync(link) === folder;
+      } catch {
+        // No link there any more.
+      }
+      if (!linked) rmSync(folder, { recursive: true, force: true });
+    } catch {
+      // Another user's, or removed meanwhile.
+    }
+  }
 }
 
 /** One call taken out of the mailbox. */
@@ -125,37 +159,6 @@ export function openMailbox(
   }
 
   /**
-   * Removes this user's call folders in `memoryBase` that no link names any more (their server was killed and its
-   * home removed, e.g. a test's), once older than a minute (a server starting now has made its folder but not yet its
-   * link).
-   */
-  function removeOrphanFolders(now = Date.now()): void {
-    if (memoryBase === null) return;
-    const prefix = `engram-${process.getuid?.() ?? 0}-`;
-    try {
-      for (const name of readdirSync(memoryBase)) {
-        if (!name.startsWith(prefix) || !MEMORY_FOLDER.test(name)) continue;
-        const folder = join(memoryBase, name);
-        try {
-          if (now - statSync(folder).mtimeMs < ORPHAN_MS) continue;
-          const link = readFileSync(join(folder, LINK_NOTE), 'utf8');
-          let linked = false;
-          try {
-            linked = readlinkSync(link) === folder;
-          } catch {
-            // No link there any more.
-          }
-          if (!linked) rmSync(folder, { recursive: true, force: true });
-        } catch {
-          // Another user's, or removed meanwhile.
-        }
-      }
-    } catch {
-      // No base to look in: the folder is made elsewhere (makeFolder falls back to a plain one).
-    }
-  }
-
-  /**
    * Makes the call folder (0700): a private folder in `memoryBase` linked from `mailbox.dir`, else a plain folder. The
    * run folder itself is made only at start (`parents`): one removed under the running server is not made again.
    */
@@ -209,7 +212,7 @@ export function openMailbox(
   try {
     rmSync(mailbox.fifo, { force: true });
     removeFolder();
-    removeOrphanFolders();
+    if (memoryBase !== null) removeOrphanMailboxFolders(memoryBase, (folder) => Date.now() - folder.mtimeMs >= ORPHAN_MS);
     makeFolder(true);
     reader = listen();
   } catch (error) {
