@@ -3,17 +3,8 @@
  * results is not injected, however many of the prompt's words it holds (choose.ts chooseHits).
  */
 import { describe, expect, it } from 'vitest';
-import type { Engram } from '../../../src/core/index.js';
-import { chooseHits, INJECT, type SearchHit } from '../../../src/services/index.js';
-
-const engram = (id: number, text: string): Engram => ({ id, text, title: null, category: 'general', tags: [] }) as unknown as Engram;
-const hit = (id: number, text: string, score: number, ranks: Partial<SearchHit['ranks']>, signals: Partial<SearchHit['signals']> = {}): SearchHit => ({
-  id,
-  score,
-  ranks: { bm25: null, vector: null, anchor: null, ...ranks },
-  signals: { bm25: null, vector: null, ...signals },
-  engram: engram(id, text),
-});
+import { chooseHits, INJECT } from '../../../src/services/index.js';
+import { hit } from './_hits.js';
 
 describe('a hit injected on a hybrid prompt needs the keywords’ support', () => {
   // "write a makefile for the c project" (lesson set, dev, unanswerable): the first three results hold none of the

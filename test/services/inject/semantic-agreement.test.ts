@@ -3,19 +3,10 @@
  * `INJECT.semanticKeywordDepth`), and a prompt's clear keyword winner is BM25's first hit wherever the fusion placed it.
  */
 import { describe, expect, it } from 'vitest';
-import type { Engram } from '../../../src/core/index.js';
-import { addEngram, chooseHits, INJECT, injectForQuery, type SearchHit } from '../../../src/services/index.js';
+import { addEngram, chooseHits, INJECT, injectForQuery } from '../../../src/services/index.js';
 import { tempStore } from '../../_helpers.js';
 import { bm25InjectDeps } from './_deps.js';
-
-const engram = (id: number, text: string): Engram => ({ id, text, title: null, category: 'general', tags: [] }) as unknown as Engram;
-const hit = (id: number, text: string, score: number, ranks: Partial<SearchHit['ranks']>, signals: Partial<SearchHit['signals']> = {}): SearchHit => ({
-  id,
-  score,
-  ranks: { bm25: null, vector: null, anchor: null, ...ranks },
-  signals: { bm25: null, vector: null, ...signals },
-  engram: engram(id, text),
-});
+import { hit } from './_hits.js';
 
 describe('a semantic match in a hybrid search needs BM25 to rank it near the top', () => {
   // "run git with the branch name the user typed": the nearest vector is a worktree lesson BM25 ranks 12th.

@@ -26,6 +26,20 @@ function fill(store: ReturnType<typeof tempStore>, n: number): void {
   });
 }
 
+/** A store past the in-memory index's threshold, embedded, searched by a plain engine (sqlite-vec) and a warm one
+ * (the in-memory index, loaded: it loads in slices after the first search). */
+async function plainAndWarmEngines() {
+  const store = tempStore();
+  fill(store, VECTOR_INDEX_FROM + 100);
+  await embedPending(store, embedder, { batchSize: 1_000 });
+  const options = { embedder: null, loadedEmbedder: embedder, tuning: { rrfK: TUNING.rrfK, weights: { ...TUNING.weights }, topK: 10 } };
+  const plain = createSearchEngine(store, options);
+  const warm = createSearchEngine(store, { ...options, vectorIndex: true });
+  await warm.search({ query: 'warm up', queryVector: vectorFor() });
+  await warm.settled();
+  return { plain, warm };
+}
+
 describe('in-memory vector index', () => {
   it("computes cosine distances bit for bit as sqlite-vec's vec_distance_cosine does", () => {
     const store = tempStore();
@@ -67,14 +81,7 @@ describe('in-memory vector index', () => {
   });
 
   it('gives a warm engine the same answers as sqlite-vec alone (hybrid and vector, with a category filter)', async () => {
-    const store = tempStore();
-    fill(store, VECTOR_INDEX_FROM + 100);
-    await embedPending(store, embedder, { batchSize: 1_000 });
-    const options = { embedder: null, loadedEmbedder: embedder, tuning: { rrfK: TUNING.rrfK, weights: { ...TUNING.weights }, topK: 10 } };
-    const plain = createSearchEngine(store, options);
-    const warm = createSearchEngine(store, { ...options, vectorIndex: true });
-    await warm.search({ query: 'warm up', queryVector: vectorFor() });
-    await warm.settled(); // the index loads in slices after the first search
+    const { plain, warm } = await plainAndWarmEngines();
     for (let q = 0; q < 12; q++) {
       const queryVector = vectorFor();
       for (const mode of ['hybrid', 'vector'] as const) {
@@ -88,14 +95,7 @@ describe('in-memory vector index', () => {
   });
 
   it('starts the KNN at the k the last search of the space needed (one KNN where gates reject), with the same answers', async () => {
-    const store = tempStore();
-    fill(store, VECTOR_INDEX_FROM + 100);
-    await embedPending(store, embedder, { batchSize: 1_000 });
-    const options = { embedder: null, loadedEmbedder: embedder, tuning: { rrfK: TUNING.rrfK, weights: { ...TUNING.weights }, topK: 10 } };
-    const plain = createSearchEngine(store, options);
-    const warm = createSearchEngine(store, { ...options, vectorIndex: true });
-    await warm.search({ query: 'warm up', queryVector: vectorFor() });
-    await warm.settled();
+    const { plain, warm } = await plainAndWarmEngines();
     const runs: Array<number | undefined> = [];
     // A third of the engrams are in `ops`: the 50 nearest hold ~17 of them, so that filter needs k = 200.
     for (const category of ['ops', 'ops', 'ops', undefined, undefined, 'ops', 'ops']) {
