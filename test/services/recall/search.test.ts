@@ -285,6 +285,26 @@ describe('model change and reindex', () => {
   });
 });
 
+const KETTLE_QUERY = { query: 'how do I make the kettle whistle', explain: true } as const;
+
+/**
+ * A store of 100 chat notes, 15 short notes that each hold one common word of KETTLE_QUERY (they fill BM25's top 10,
+ * hold enough of the query to keep their places — tuning.ts `confident` — and too little to be more than weak ones),
+ * the query's best hit and an answer BM25 ranks below the short notes.
+ */
+function crowdedKettleStore(bestText: string, answerText: string) {
+  const store = tempStore();
+  const words = 'river lamp orange window garden bicycle piano mountain coffee ticket silver engine candle forest harbour letter mirror pencil rabbit violin tunnel wallet yellow zebra anchor basket camera desert feather guitar helmet island jacket kettle ladder meadow needle ocean parrot quilt rocket saddle tomato umbrella valley walnut'.split(' ').filter((word) => word !== 'kettle');
+  for (let i = 0; i < 100; i++) addEngram(store, { text: `Sam: ${Array.from({ length: 8 }, (_, j) => words[(i * 5 + j * j + j) % words.length]).join(' ')} note${i}.`, category: 'chat' });
+  for (let i = 0; i < 4; i++) addEngram(store, { text: `Make a ${words[i]} ${words[i + 4]} list ${i}.`, category: 'chat' });
+  for (let i = 0; i < 11; i++) addEngram(store, { text: `Kettle note ${i}: ${words[i + 10]} ${words[i + 20]}.`, category: 'chat' });
+  const best = addEngram(store, { text: bestText, category: 'chat' }).engram.id;
+  const answer = addEngram(store, { text: answerText, category: 'chat' }).engram.id;
+  // Review parks notes that read as contradicting each other; this store is searched as one whose queue was cleared.
+  for (const engram of store.engrams.list({ statuses: ['pending'], limit: 1000 }).engrams) store.engrams.update(engram.id, { status: 'active', status_reason: null });
+  return { store, best, answer };
+}
+
 describe('hybrid search: anchor list, abstain rule, explain, model change', () => {
   it('stays silent on a query its store cannot answer, says why, and answers anyway with abstain: false', async () => {
     const store = tempStore();
@@ -414,20 +434,13 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
   });
 
   it('gives a weak place to a memory BM25 finds just outside its top 10 and the vectors put first, where vectors are trusted (round 6)', async () => {
-    const store = tempStore();
-    const words = 'river lamp orange window garden bicycle piano mountain coffee ticket silver engine candle forest harbour letter mirror pencil rabbit violin tunnel wallet yellow zebra anchor basket camera desert feather guitar helmet island jacket kettle ladder meadow needle ocean parrot quilt rocket saddle tomato umbrella valley walnut'.split(' ').filter((word) => word !== 'kettle');
-    for (let i = 0; i < 100; i++) addEngram(store, { text: `Sam: ${Array.from({ length: 8 }, (_, j) => words[(i * 5 + j * j + j) % words.length]).join(' ')} note${i}.`, category: 'chat' });
-    // Short notes that hold one common query word each: they fill BM25's top 10, hold enough of the query to keep
-    // their places (tuning.ts `confident`), and too little to be more than weak ones.
-    for (let i = 0; i < 4; i++) addEngram(store, { text: `Make a ${words[i]} ${words[i + 4]} list ${i}.`, category: 'chat' });
-    for (let i = 0; i < 11; i++) addEngram(store, { text: `Kettle note ${i}: ${words[i + 10]} ${words[i + 20]}.`, category: 'chat' });
-    const best = addEngram(store, { text: 'Make the kettle whistle: fill it above the line.', category: 'chat' }).engram.id;
     // The answer holds one query word in a longer text (BM25 ranks it below the short notes) and reads like the
     // question (the hashing embedder counts the words BM25 leaves out, as a sentence encoder reads them).
-    const answer = addEngram(store, { text: 'How do I get it to do that? I do not know how, said the kettle owner from the village market yesterday evening.', category: 'chat' }).engram.id;
-    // Review parks notes that read as contradicting each other; this store is searched as one whose queue was cleared.
-    for (const engram of store.engrams.list({ statuses: ['pending'], limit: 1000 }).engrams) store.engrams.update(engram.id, { status: 'active', status_reason: null });
-    const query = { query: 'how do I make the kettle whistle', explain: true } as const;
+    const { store, best, answer } = crowdedKettleStore(
+      'Make the kettle whistle: fill it above the line.',
+      'How do I get it to do that? I do not know how, said the kettle owner from the village market yesterday evening.',
+    );
+    const query = KETTLE_QUERY;
     const trusted = { tuning: { ...tuning, weights: { bm25: 1, vector: 1 } } };
 
     const bm25 = await engine(store).search({ ...query, mode: 'bm25', topK: 30 });
@@ -461,18 +474,13 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
   });
 
   it('gives a weak place to the memory nearest to BM25’s best hit when BM25 finds it just outside its top 10, where vectors are trusted (round 8)', async () => {
-    const store = tempStore();
-    const words = 'river lamp orange window garden bicycle piano mountain coffee ticket silver engine candle forest harbour letter mirror pencil rabbit violin tunnel wallet yellow zebra anchor basket camera desert feather guitar helmet island jacket kettle ladder meadow needle ocean parrot quilt rocket saddle tomato umbrella valley walnut'.split(' ').filter((word) => word !== 'kettle');
-    for (let i = 0; i < 100; i++) addEngram(store, { text: `Sam: ${Array.from({ length: 8 }, (_, j) => words[(i * 5 + j * j + j) % words.length]).join(' ')} note${i}.`, category: 'chat' });
-    // Short notes that hold one common query word each fill BM25's top 10 and keep their places as weak ones.
-    for (let i = 0; i < 4; i++) addEngram(store, { text: `Make a ${words[i]} ${words[i + 4]} list ${i}.`, category: 'chat' });
-    for (let i = 0; i < 11; i++) addEngram(store, { text: `Kettle note ${i}: ${words[i + 10]} ${words[i + 20]}.`, category: 'chat' });
-    const best = addEngram(store, { text: 'Make the kettle whistle: descale it with citric acid, rinse the spout, then boil fresh water.', category: 'chat' }).engram.id;
     // The answer is worded like the best hit (the hashing embedder puts it nearest to it) but holds one query word in a
     // longer text, so BM25 ranks it below the short notes, and the query's own vector does not find it.
-    const answer = addEngram(store, { text: 'A kettle that stopped working: descale it with citric acid, rinse the spout, then boil fresh water twice before use.', category: 'chat' }).engram.id;
-    for (const engram of store.engrams.list({ statuses: ['pending'], limit: 1000 }).engrams) store.engrams.update(engram.id, { status: 'active', status_reason: null });
-    const query = { query: 'how do I make the kettle whistle', explain: true } as const;
+    const { store, best, answer } = crowdedKettleStore(
+      'Make the kettle whistle: descale it with citric acid, rinse the spout, then boil fresh water.',
+      'A kettle that stopped working: descale it with citric acid, rinse the spout, then boil fresh water twice before use.',
+    );
+    const query = KETTLE_QUERY;
     const trusted = { tuning: { ...tuning, weights: { bm25: 1, vector: 1 } } };
 
     const bm25 = await engine(store).search({ ...query, mode: 'bm25', topK: 30 });
