@@ -101,13 +101,8 @@ export function cosineDistances(x: Float32Array, squares: Float32Array, rows: Ar
     out[r + 2] = f(1 - d2 / (Math.sqrt(squares[r2] as number) * root));
     out[r + 3] = f(1 - d3 / (Math.sqrt(squares[r3] as number) * root));
   }
-  for (; r < n; r++) {
-    const row = rows[r] as number;
-    const at = row * dim;
-    let dot = 0;
-    for (let i = 0; i < dim; i++) dot = f(dot + f((x[at + i] as number) * (y[i] as number)));
-    out[r] = f(1 - dot / (Math.sqrt(squares[row] as number) * root));
-  }
+  // The last one to three rows one at a time (same bits).
+  for (; r < n; r++) out[r] = cosineDistance(x, (rows[r] as number) * dim, y, dim);
 }
 
 /** How often an index compares its count with the space's (one count query), and loads or drops the difference. */
