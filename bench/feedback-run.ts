@@ -39,7 +39,9 @@ interface Variant {
   pair?: Partial<PairSettings>;
   coverage?: Partial<CoverageSettings>;
   neighbour?: Partial<NeighbourSettings>;
+  phrase?: Partial<PhraseSettings>;
 }
+type PhraseSettings = Mutable<typeof TUNING.phrase>;
 type CoverageSettings = Mutable<typeof TUNING.coverage>;
 type NeighbourSettings = Mutable<typeof TUNING.neighbour>;
 type PairSettings = Mutable<typeof TUNING.pair>;
@@ -50,6 +52,7 @@ const shipped = {
   pair: { ...TUNING.pair } as PairSettings,
   coverage: { ...TUNING.coverage } as CoverageSettings,
   neighbour: { ...TUNING.neighbour } as NeighbourSettings,
+  phrase: { ...TUNING.phrase } as PhraseSettings,
 };
 /** `off`: hybrid as main had it before round 5 (round 4's feedback and agreement; no context, no pair rule); `round3`: neither. */
 const off: Variant = { context: { enabled: false }, pair: { places: 0 }, coverage: { places: 0 }, neighbour: { places: 0 } };
@@ -86,6 +89,7 @@ const apply = (variant: Variant): void => {
   writable.pair = { ...shipped.pair, ...(variant.pair ?? {}) };
   writable.coverage = { ...shipped.coverage, ...(variant.coverage ?? {}) };
   writable.neighbour = { ...shipped.neighbour, ...(variant.neighbour ?? {}) };
+  writable.phrase = { ...shipped.phrase, ...(variant.phrase ?? {}) };
 };
 
 function choiceOf(name: string): EmbedderChoice {
@@ -109,7 +113,7 @@ const tally = (key: string, judged: Judged): void => {
 };
 
 const tuning = searchTuning(loadSettings(readEnv()).config);
-const writable = TUNING as unknown as { feedback: FeedbackSettings; agreement: AgreementSettings; context: ContextSettings; pair: PairSettings; coverage: CoverageSettings; neighbour: NeighbourSettings };
+const writable = TUNING as unknown as { feedback: FeedbackSettings; agreement: AgreementSettings; context: ContextSettings; pair: PairSettings; coverage: CoverageSettings; neighbour: NeighbourSettings; phrase: PhraseSettings };
 
 for (const embedderName of embedders) {
   let model: Embedder | null = null;
