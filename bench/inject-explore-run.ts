@@ -597,3 +597,24 @@ if (args.includes('--calibrated9')) {
   };
   printVariants([{ name: 'shipped (floor per kind)', q: null }, ...[0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95].map((q) => ({ name: `floor = store's q${Math.round(q * 100)}`, q }))], choose, 30);
 }
+// Round 9: prompts the weak-match rule silenced (abstain.ts) although the relevance rule would inject from the ranking:
+// how often that withheld injection was right, by which clause would have chosen it.
+if (args.includes('--silenced9')) {
+  const tally = new Map<string, { good: number; bad: number; unan: number }>();
+  for (const row of rows) {
+    if (!row.weak || row.abstained === 'no-content') continue;
+    const tool = row.event !== null && row.event !== 'UserPromptSubmit';
+    const hits = row.results.map(hitOf);
+    const query = row.hook_query ?? row.q;
+    const chosen = chooseHits(hits, query, { max: tool ? INJECT.toolMax : INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, keywordMargin: tool, promptWinner: !tool, hybrid: hybridRow(row) });
+    const rel = new Set(row.relevant);
+    for (const c of chosen) {
+      const good = (row.results.find((r) => r.id === c.hit.id)?.mem ?? []).some((m) => rel.has(m));
+      const key = `${row.set}|${row.embedder}|${tool ? 'tool' : 'prompt'}|${c.relevance.reason}|m${Math.min(c.relevance.matched, 3)}|bm25 ${c.hit.ranks.bm25 === 1 ? '1' : 'other'}`;
+      const t = tally.get(key) ?? { good: 0, bad: 0, unan: 0 };
+      if (row.relevant.length === 0) t.unan++; else if (good) t.good++; else t.bad++;
+      tally.set(key, t);
+    }
+  }
+  for (const [key, t] of [...tally].sort()) console.log(`${key.padEnd(60)} good ${t.good} bad ${t.bad} unanswerable ${t.unan}`);
+}
