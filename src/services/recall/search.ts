@@ -746,29 +746,6 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
             promoted += promotion.promoted;
           }
         }
-        // Round 9 (experiment): a long memory within BM25's top 20 holding two of the query's words side by side
-        // (tuning.ts `phrase`): BM25 counts words apart and divides by length.
-        const { phrase } = TUNING;
-        if (phrase.places > 0 && index.docs >= phrase.minStore && best > 0 && top.some((entry) => coverage(entry.id) < phrase.weakerThan * best)) {
-          const pairs = adjacentPairs(searchTerms(request.query));
-          if (pairs.size > 0) {
-            const inTop = new Set(top.map((entry) => entry.id));
-            const ids = bm25Ids.slice(0, phrase.bm25Depth).filter((id) => !inTop.has(id));
-            read(ids);
-            const holding = ids.filter((id) => {
-              const engram = engrams.get(id);
-              if (!engram || engram.text.length < phrase.minChars) return false;
-              const own = adjacentPairs(searchTerms(`${engram.title ?? ''} ${engram.text}`));
-              for (const pair of pairs) if (own.has(pair)) return true;
-              return false;
-            });
-            if (holding.length > 0) {
-              const promotion = promoteAgreed(top, ordered, { bm25: bm25Ids, others: [holding], coverage, best }, { ...phrase, bm25Depth: phrase.bm25Depth, listDepth: holding.length, votes: 1, k: options.tuning.rrfK });
-              top = promotion.top;
-              promoted += promotion.promoted;
-            }
-          }
-        }
         // Round 5: the memories recorded next to the strongest hits in their session take weak places (tuning.ts
         // `context`): in a conversation the evidence often sits in the turn before or after the one the words found.
         if (TUNING.context.enabled && TUNING.context.places > 0 && index.docs >= TUNING.context.minStore && confidence.best > 0) {
@@ -940,14 +917,4 @@ function similaritySpread(values: readonly number[]): { mean: number; sd: number
   const mean = values.reduce((sum, value) => sum + value, 0) / values.length;
   const sd = Math.sqrt(values.reduce((sum, value) => sum + (value - mean) ** 2, 0) / values.length);
   return { mean, sd };
-}
-
-/** Pairs of different terms side by side in an analysed text, in either order (`css variable` and `variable css`). */
-function adjacentPairs(terms: readonly string[]): Set<string> {
-  const pairs = new Set<string>();
-  for (let i = 0; i + 1 < terms.length; i++) {
-    const [a, b] = [terms[i] as string, terms[i + 1] as string];
-    if (a !== b) pairs.add(a < b ? `${a} ${b}` : `${b} ${a}`);
-  }
-  return pairs;
 }

@@ -265,11 +265,6 @@ export const TUNING = {
    */
   neighbour: { bm25Depth: 20, anchorDepth: 2, weakerThan: 0.5, places: 1, minWeight: 1.0, minStore: 100 },
 
-  // ---- Round 9 (fusion9): two query words side by side in a long memory. Measured with `node bench/feedback.mjs` on
-  // the dev splits; docs/SEARCH.md "Round 9". ----
-  /** EXPERIMENT (places 0: off). */
-  phrase: { places: 0, bm25Depth: 20, minChars: 400, weakerThan: 0.6, minStore: 100 },
-
   /**
    * The third list of hybrid search: the candidates of both lists ordered by their vector's similarity to the vector
    * of BM25's best hit. Query and memory are different genres (a question, a lesson or a tool output) and the offline
