@@ -618,3 +618,48 @@ if (args.includes('--silenced9')) {
   }
   for (const [key, t] of [...tally].sort()) console.log(`${key.padEnd(60)} good ${t.good} bad ${t.bad} unanswerable ${t.unan}`);
 }
+// Round 9 variants: when a prompt's choice is empty, the result first in both BM25's and the vector list is injected
+// when BM25 scores it `gap` × every other result, it holds `minMatched` content terms and its similarity stands
+// `margin` above every other result's (both signals single it out).
+if (args.includes('--round9')) {
+  interface V9 { name: string; gap: number; margin: number; minMatched: number }
+  const choose9 = (row: Row, v: V9) => {
+    const tool = row.event !== null && row.event !== 'UserPromptSubmit';
+    if (row.abstained || row.weak) return [];
+    const hits = row.results.map(hitOf);
+    const query = row.hook_query ?? row.q;
+    const chosen = chooseHits(hits, query, { max: tool ? INJECT.toolMax : INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, keywordMargin: tool, promptWinner: !tool, hybrid: hybridRow(row) });
+    if (tool || !hybridRow(row) || chosen.length > 0 || v.gap <= 0) return chosen;
+    const first = agreedFirst(hits);
+    if (!first) return chosen;
+    const found = relevance(first, contentTerms(query), row.model, true);
+    if (bm25Ratio(hits, first) >= v.gap && found.matched >= v.minMatched && vectorMargin(hits, first) >= v.margin) return [{ hit: first, relevance: found }];
+    return chosen;
+  };
+  const variants: V9[] = [{ name: 'shipped', gap: 0, margin: 0, minMatched: 0 }];
+  for (const minMatched of [1, 2]) for (const gap of [1.2, 1.3, 1.4, 1.5]) for (const margin of [0, 0.05, 0.1, 0.15, 0.2]) variants.push({ name: `both first, gap ${gap}, margin ${margin}, m ≥ ${minMatched}`, gap, margin, minMatched });
+  printVariants(variants, choose9, 40);
+  // The rule as choose.ts runs it (INJECT.bothFirst), off and at the shipped values and around them.
+  const both = INJECT as unknown as { bothFirst: { bm25Gap: number; similarityMargin: number; minMatched: number } };
+  const shipped = { ...both.bothFirst };
+  const inChoose = (row: Row, v: { name: string; set: Partial<typeof shipped> }) => {
+    both.bothFirst = { ...shipped, ...v.set };
+    const tool = row.event !== null && row.event !== 'UserPromptSubmit';
+    const out = row.abstained || row.weak ? [] : chooseHits(row.results.map(hitOf), row.hook_query ?? row.q, { max: tool ? INJECT.toolMax : INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, keywordMargin: tool, promptWinner: !tool, hybrid: hybridRow(row) });
+    both.bothFirst = shipped;
+    return out;
+  };
+  printVariants(
+    [
+      { name: 'choose.ts: bothFirst off', set: { bm25Gap: Infinity } },
+      { name: `choose.ts: bothFirst ${JSON.stringify(shipped)}`, set: {} },
+      { name: 'choose.ts: … bm25Gap 1.3', set: { bm25Gap: 1.3 } },
+      { name: 'choose.ts: … bm25Gap 1.45', set: { bm25Gap: 1.45 } },
+      { name: 'choose.ts: … similarityMargin 0.1', set: { similarityMargin: 0.1 } },
+      { name: 'choose.ts: … similarityMargin 0.2', set: { similarityMargin: 0.2 } },
+      { name: 'choose.ts: … minMatched 3', set: { minMatched: 3 } },
+    ],
+    inChoose,
+    40,
+  );
+}
