@@ -639,27 +639,6 @@ if (args.includes('--round9')) {
   const variants: V9[] = [{ name: 'shipped', gap: 0, margin: 0, minMatched: 0 }];
   for (const minMatched of [1, 2]) for (const gap of [1.2, 1.3, 1.4, 1.5]) for (const margin of [0, 0.05, 0.1, 0.15, 0.2]) variants.push({ name: `both first, gap ${gap}, margin ${margin}, m ≥ ${minMatched}`, gap, margin, minMatched });
   printVariants(variants, choose9, 40);
-  // The rule as choose.ts runs it (INJECT.bothFirst), off and at the shipped values and around them.
-  const both = INJECT as unknown as { bothFirst: { bm25Gap: number; similarityMargin: number; minMatched: number } };
-  const shipped = { ...both.bothFirst };
-  const inChoose = (row: Row, v: { name: string; set: Partial<typeof shipped> }) => {
-    both.bothFirst = { ...shipped, ...v.set };
-    const tool = row.event !== null && row.event !== 'UserPromptSubmit';
-    const out = row.abstained || row.weak ? [] : chooseHits(row.results.map(hitOf), row.hook_query ?? row.q, { max: tool ? INJECT.toolMax : INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, keywordMargin: tool, promptWinner: !tool, hybrid: hybridRow(row) });
-    both.bothFirst = shipped;
-    return out;
-  };
-  printVariants(
-    [
-      { name: 'choose.ts: bothFirst off', set: { bm25Gap: Infinity } },
-      { name: `choose.ts: bothFirst ${JSON.stringify(shipped)}`, set: {} },
-      { name: 'choose.ts: … bm25Gap 1.3', set: { bm25Gap: 1.3 } },
-      { name: 'choose.ts: … bm25Gap 1.45', set: { bm25Gap: 1.45 } },
-      { name: 'choose.ts: … similarityMargin 0.1', set: { similarityMargin: 0.1 } },
-      { name: 'choose.ts: … similarityMargin 0.2', set: { similarityMargin: 0.2 } },
-      { name: 'choose.ts: … minMatched 3', set: { minMatched: 3 } },
-    ],
-    inChoose,
-    40,
-  );
+  // The shipped-then-withdrawn version in choose.ts (INJECT.bothFirst, commit 59c0285) gave the same rows as
+  // `both first, gap 1.3–1.45, margin 0.1–0.2, m ≥ 2` here; docs/SEARCH.md "Round 9".
 }

@@ -6,9 +6,8 @@ export interface Relevance {
   matched: number;
   coverage: number;
   similarity: number | null;
-  /** `clear-winner`: a prompt's first hit that the keyword ranking singles out ({@link clearPromptWinner}); `both-first`:
-   * one that BM25 and the vectors both single out ({@link clearBothFirst}). */
-  reason: 'lexical' | 'semantic' | 'clear-winner' | 'both-first' | null;
+  /** `clear-winner`: a prompt's first hit that the keyword ranking singles out ({@link clearPromptWinner}). */
+  reason: 'lexical' | 'semantic' | 'clear-winner' | null;
 }
 
 let generic: ReadonlySet<string> | undefined;
@@ -124,34 +123,6 @@ export function clearPromptWinner(hits: readonly SearchHit[], terms: ReadonlySet
 }
 
 /**
- * A prompt's result that both signals single out, when the relevance rule and the prompt winner withheld everything
- * (round 9): first in BM25's list and in the vector list, scoring `bothFirst.bm25Gap` × the BM25 score of every other
- * result, its similarity `bothFirst.similarityMargin` above every other result's, holding `bothFirst.minMatched` of
- * the prompt's content terms. The prompt winner asks the keywords alone for a 1.7 × lead and 40 % of the prompt's
- * terms; a prompt is a sentence ("we get paged for high cpu every night" holds two of its six words in the alerting
- * lesson), and where the query's vector singles out the same memory by a clear margin the keywords need less
- * (services/inject/tuning.ts has the numbers). The margin is measured among the query's own results, so it reads the
- * same on every embedder's scale.
- */
-export function clearBothFirst(hits: readonly SearchHit[], terms: ReadonlySet<string>, embedderKind: string | null, alreadyShown: ReadonlySet<number> = new Set()): Chosen | null {
-  const first = hits.find((hit) => hit.ranks.bm25 === 1 && hit.ranks.vector === 1);
-  if (!first || alreadyShown.has(first.id) || first.signals.vector === null) return null;
-  const { bm25Gap, similarityMargin, minMatched } = INJECT.bothFirst;
-  const own = first.signals.bm25 ?? 0;
-  let next = 0;
-  let nearest = Number.NEGATIVE_INFINITY;
-  for (const hit of hits) {
-    if (hit === first) continue;
-    next = Math.max(next, hit.signals.bm25 ?? 0);
-    if (hit.signals.vector !== null) nearest = Math.max(nearest, hit.signals.vector);
-  }
-  if (own <= 0 || own < bm25Gap * next || first.signals.vector - nearest < similarityMargin) return null;
-  const found = relevance(first, terms, embedderKind);
-  if (found.matched < minMatched) return null;
-  return { hit: first, relevance: { ...found, reason: 'both-first' } };
-}
-
-/**
  * A tool event's keyword ranking has spoken (the margin held); which memory goes first? A result close behind the
  * chosen first one (`fullerMatch.window` of its score, within the first `fullerMatch.depth` results) that holds more
  * of the call's content terms takes its place (the first is dropped). BM25 normalises by length, so a short memory holding two of a
@@ -182,8 +153,7 @@ export function chooseHits(
     embedderKind: string | null;
     /** A tool event searched with BM25 alone: inject only when its ranking has a clear winner ({@link clearKeywordWinner}). */
     keywordMargin?: boolean;
-    /** A prompt: when the relevance rule keeps nothing, a first hit the keyword ranking singles out is injected ({@link clearPromptWinner}),
-     * or in a hybrid search one both signals single out ({@link clearBothFirst}). */
+    /** A prompt: when the relevance rule keeps nothing, a first hit the keyword ranking singles out is injected ({@link clearPromptWinner}). */
     promptWinner?: boolean;
     /** The results fuse BM25 and vectors (a hybrid search): a semantic match needs BM25's agreement ({@link relevance}). */
     hybrid?: boolean;
@@ -208,7 +178,7 @@ export function chooseHits(
   if (options.keywordMargin && first && !clearKeywordWinner(hits, first.relevance)) return [];
   if (options.keywordMargin && first) return fullerFirst(hits, chosen, terms, options);
   if (options.promptWinner && chosen.length === 0) {
-    const winner = clearPromptWinner(hits, terms, options.embedderKind, options.alreadyShown) ?? (options.hybrid ? clearBothFirst(hits, terms, options.embedderKind, options.alreadyShown) : null);
+    const winner = clearPromptWinner(hits, terms, options.embedderKind, options.alreadyShown);
     if (winner) chosen.push(winner);
   }
   return chosen;

@@ -128,31 +128,6 @@ export const INJECT = {
    * → 43.5 %; every other test cell unchanged, none lower.
    */
   keywordSupport: 0.5,
-  // ---- Round 9 (issue 18 item 4, fusion9): `bothFirst`, chosen on the dev dump (`node bench/inject.mjs --splits dev
-  // --dump FILE`, then `node bench/inject-explore.mjs --dump FILE --round9 --all`); docs/SEARCH.md "Round 9". ----
-  /**
-   * A prompt whose choice is empty after the relevance rule and the prompt winner gets the result that is first in
-   * both BM25's list and the vector list when BM25 scores it `bm25Gap` × every other result, its similarity stands
-   * `similarityMargin` above every other result's, and it holds `minMatched` of the prompt's content terms (choose.ts
-   * clearBothFirst; hybrid searches only). Why: the prompt winner asks the keywords alone for a 1.7 × lead and 40 % of
-   * the prompt's terms; a prompt is a sentence, and on the lesson set's dev split the prompts left silent although
-   * their first result was right were mostly ones both lists put first (`--agreed9 lessons`: "we get paged for high
-   * cpu every night" → the alerting lesson, two of six terms, 1.46 × BM25's next result, similarity 0.21 above the next
-   * result's with ctx-use-256). Both lists first alone is not enough (round 7 tried it with a 1.2 × lead: lessons /
-   * ctx-use-256 precision 88.9 → 88.4 %): the vectors must single the memory out as the keywords do. The margin is
-   * measured among the query's own results, a per-query calibration that reads alike on every embedder's scale (the
-   * per-store alternative, a floor at the store's own quantile of nearest similarities, cost the lesson set relevant
-   * injections: `--calibrated9`).
-   * Dev (relevant injected / precision, as hooks run): lessons ctx-use-256 58.4 / 88.9 → 58.9 / 89.0 %,
-   * static-use-256 58.9 / 91.8 → 59.5 / 91.9 %; every other cell of the four sets (USE lite's included) unchanged,
-   * silence on unanswerable prompts unchanged. The same figures on a plateau: `bm25Gap` 1.3–1.45, `similarityMargin`
-   * 0.1–0.2, `minMatched` 2; the values sit in its middle. Around it: a 1.2 × lead lets "add another hello world
-   * console log" in (lessons ctx-use-256 precision 88.3 %); a margin of 0.05 or none lets fixtures/eval's wrong ones
-   * in (static-use-256 precision 87.5 → 84.8–85.3 %); one matched term adds a right one on fixtures/eval (USE lite,
-   * ctx-use-256) but a wrong one on the lesson set (ctx-use-256 precision 88.3 %); a 1.5 × lead changes nothing; 3
-   * matched terms is round 8's frontier.
-   */
-  bothFirst: { bm25Gap: 1.35, similarityMargin: 0.15, minMatched: 2 },
   /** Candidates read from search before thresholds and de-duplication. */
   candidates: 10,
   /**
