@@ -530,3 +530,115 @@ if (args.includes('--timing8')) {
   const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
   console.log(`${prompts.length} hybrid prompts; chooseHits per call, median of 7 rounds: keyword support off ${median(off).toFixed(2)} µs, on (${shipped}) ${median(on).toFixed(2)} µs`);
 }
+
+// Round 9: prompts where nothing was injected and one result is first in both BM25's and the vector list (the two
+// signals' first agree). `--agreed9 SET` lists them (GOOD / bad / UNAN) with the BM25 gap to every other result, the
+// matched content terms and the similarity margin over the next result the vectors rank; `--round9` prints variants.
+const agreedFirst = (hits: readonly SearchHit[]): SearchHit | undefined => hits.find((h) => h.ranks.bm25 === 1 && h.ranks.vector === 1);
+const vectorMargin = (hits: readonly SearchHit[], first: SearchHit): number => {
+  let next = 0;
+  for (const h of hits) if (h !== first && h.signals.vector !== null) next = Math.max(next, h.signals.vector);
+  return (first.signals.vector ?? 0) - next;
+};
+if (args.includes('--agreed9')) {
+  const set = args[args.indexOf('--agreed9') + 1] ?? 'lessons';
+  for (const row of rows) {
+    if (row.set !== set || !hybridRow(row) || row.abstained || row.weak) continue;
+    const hits = row.results.map(hitOf);
+    const query = row.hook_query ?? row.q;
+    const chosen = chooseHits(hits, query, { max: INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, promptWinner: true, hybrid: true });
+    if (chosen.length > 0) continue;
+    const first = agreedFirst(hits);
+    if (!first) continue;
+    const rel = new Set(row.relevant);
+    const good = (row.results.find((r) => r.id === first.id)?.mem ?? []).some((m) => rel.has(m));
+    const found = relevance(first, contentTerms(query), row.model, true);
+    console.log(`${row.embedder.padEnd(15)} ${good ? 'GOOD' : row.relevant.length ? 'bad ' : 'UNAN'} m${found.matched}/${contentTerms(query).size} pos ${hits.indexOf(first) + 1} gap ${bm25Ratio(hits, first).toFixed(2)} sim ${first.signals.vector?.toFixed(2)} vmargin ${vectorMargin(hits, first).toFixed(3)} | ${query.slice(0, 60)} | ${first.engram.text.slice(0, 50)}`);
+  }
+}
+// Round 9: the second and third injections of a prompt, with what separates them from the first.
+if (args.includes('--second9')) {
+  for (const row of rows) {
+    if (!hybridRow(row) || row.abstained || row.weak) continue;
+    const hits = row.results.map(hitOf);
+    const query = row.hook_query ?? row.q;
+    const chosen = chooseHits(hits, query, { max: INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, promptWinner: true, hybrid: true });
+    const rel = new Set(row.relevant);
+    const first = chosen[0];
+    if (!first) continue;
+    chosen.slice(1).forEach((c) => {
+      const good = (row.results.find((r) => r.id === c.hit.id)?.mem ?? []).some((m) => rel.has(m));
+      const firstGood = (row.results.find((r) => r.id === first.hit.id)?.mem ?? []).some((m) => rel.has(m));
+      const ratio = (c.hit.signals.bm25 ?? 0) / Math.max(1e-9, first.hit.signals.bm25 ?? 0);
+      console.log(`${row.set.padEnd(13)} ${row.embedder.padEnd(15)} ${good ? 'GOOD' : row.relevant.length ? 'bad ' : 'UNAN'} first ${firstGood ? 'G' : 'b'} ${c.relevance.reason} m${c.relevance.matched}-vs-${first.relevance.matched} b/first ${ratio.toFixed(2)} ranks ${c.hit.ranks.bm25}/${c.hit.ranks.vector} first ${first.hit.ranks.bm25}/${first.hit.ranks.vector} | ${query.slice(0, 50)}`);
+    });
+  }
+}
+// Round 9: the semantic floor calibrated per store — the q-quantile of the similarity of the nearest vector over the
+// cell's own prompts (what a store's running estimate would converge to) instead of one floor per embedder kind.
+if (args.includes('--calibrated9')) {
+  const sims = new Map<string, number[]>();
+  for (const row of rows) {
+    if (!hybridRow(row)) continue;
+    const nearest = row.results.find((r) => r.ranks.vector === 1)?.signals.vector;
+    if (nearest != null) sims.set(`${row.set}|${row.embedder}`, [...(sims.get(`${row.set}|${row.embedder}`) ?? []), nearest]);
+  }
+  const quantile = (xs: number[], q: number): number => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor(q * s.length))] as number; };
+  for (const [key, xs] of sims) console.log(`${key.padEnd(30)} nearest similarity: q50 ${quantile(xs, 0.5).toFixed(3)} q75 ${quantile(xs, 0.75).toFixed(3)} q90 ${quantile(xs, 0.9).toFixed(3)}; the kind's floor sits at q${Math.round(100 * xs.filter((x) => x < (INJECT.similarity[key.includes('use-lite') ? 'use-lite' : 'transformers'] ?? 1)).length / xs.length)}`);
+  const floors = INJECT.similarity;
+  const shipped = { ...floors };
+  const choose = (row: Row, v: { name: string; q: number | null }) => {
+    const tool = row.event !== null && row.event !== 'UserPromptSubmit';
+    if (row.abstained || row.weak) return [];
+    if (v.q !== null && row.model) floors[row.model] = quantile(sims.get(`${row.set}|${row.embedder}`) ?? [1], v.q);
+    const out = chooseHits(row.results.map(hitOf), row.hook_query ?? row.q, { max: tool ? INJECT.toolMax : INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, keywordMargin: tool, promptWinner: !tool, hybrid: hybridRow(row) });
+    Object.assign(floors, shipped);
+    return out;
+  };
+  printVariants([{ name: 'shipped (floor per kind)', q: null }, ...[0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95].map((q) => ({ name: `floor = store's q${Math.round(q * 100)}`, q }))], choose, 30);
+}
+// Round 9: prompts the weak-match rule silenced (abstain.ts) although the relevance rule would inject from the ranking:
+// how often that withheld injection was right, by which clause would have chosen it.
+if (args.includes('--silenced9')) {
+  const tally = new Map<string, { good: number; bad: number; unan: number }>();
+  for (const row of rows) {
+    if (!row.weak || row.abstained === 'no-content') continue;
+    const tool = row.event !== null && row.event !== 'UserPromptSubmit';
+    const hits = row.results.map(hitOf);
+    const query = row.hook_query ?? row.q;
+    const chosen = chooseHits(hits, query, { max: tool ? INJECT.toolMax : INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, keywordMargin: tool, promptWinner: !tool, hybrid: hybridRow(row) });
+    const rel = new Set(row.relevant);
+    for (const c of chosen) {
+      const good = (row.results.find((r) => r.id === c.hit.id)?.mem ?? []).some((m) => rel.has(m));
+      const key = `${row.set}|${row.embedder}|${tool ? 'tool' : 'prompt'}|${c.relevance.reason}|m${Math.min(c.relevance.matched, 3)}|bm25 ${c.hit.ranks.bm25 === 1 ? '1' : 'other'}`;
+      const t = tally.get(key) ?? { good: 0, bad: 0, unan: 0 };
+      if (row.relevant.length === 0) t.unan++; else if (good) t.good++; else t.bad++;
+      tally.set(key, t);
+    }
+  }
+  for (const [key, t] of [...tally].sort()) console.log(`${key.padEnd(60)} good ${t.good} bad ${t.bad} unanswerable ${t.unan}`);
+}
+// Round 9 variants: when a prompt's choice is empty, the result first in both BM25's and the vector list is injected
+// when BM25 scores it `gap` × every other result, it holds `minMatched` content terms and its similarity stands
+// `margin` above every other result's (both signals single it out).
+if (args.includes('--round9')) {
+  interface V9 { name: string; gap: number; margin: number; minMatched: number }
+  const choose9 = (row: Row, v: V9) => {
+    const tool = row.event !== null && row.event !== 'UserPromptSubmit';
+    if (row.abstained || row.weak) return [];
+    const hits = row.results.map(hitOf);
+    const query = row.hook_query ?? row.q;
+    const chosen = chooseHits(hits, query, { max: tool ? INJECT.toolMax : INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, keywordMargin: tool, promptWinner: !tool, hybrid: hybridRow(row) });
+    if (tool || !hybridRow(row) || chosen.length > 0 || v.gap <= 0) return chosen;
+    const first = agreedFirst(hits);
+    if (!first) return chosen;
+    const found = relevance(first, contentTerms(query), row.model, true);
+    if (bm25Ratio(hits, first) >= v.gap && found.matched >= v.minMatched && vectorMargin(hits, first) >= v.margin) return [{ hit: first, relevance: found }];
+    return chosen;
+  };
+  const variants: V9[] = [{ name: 'shipped', gap: 0, margin: 0, minMatched: 0 }];
+  for (const minMatched of [1, 2]) for (const gap of [1.2, 1.3, 1.4, 1.5]) for (const margin of [0, 0.05, 0.1, 0.15, 0.2]) variants.push({ name: `both first, gap ${gap}, margin ${margin}, m ≥ ${minMatched}`, gap, margin, minMatched });
+  printVariants(variants, choose9, 40);
+  // The shipped-then-withdrawn version in choose.ts (INJECT.bothFirst, commit 59c0285) gave the same rows as
+  // `both first, gap 1.3–1.45, margin 0.1–0.2, m ≥ 2` here; docs/SEARCH.md "Round 9".
+}

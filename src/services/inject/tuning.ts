@@ -128,6 +128,11 @@ export const INJECT = {
    * → 43.5 %; every other test cell unchanged, none lower.
    */
   keywordSupport: 0.5,
+  // Round 9 (fusion9) added no injection rule. A prompt's result first in both lists, 1.35 × BM25's next result and 0.15
+  // above the next result's similarity, holding two content terms (commit 59c0285), lifted the two short lesson cells
+  // on dev and read once on test gave lessons / test 55.4 / 84.8 % with both distilled models (from 54.5 / 84.6 %) but
+  // made fixtures/eval / test / static-use-256 speak on one unanswerable prompt (silence 100 → 90.9 %): withdrawn by
+  // the rule fixed before the read. docs/SEARCH.md "Round 9".
   /** Candidates read from search before thresholds and de-duplication. */
   candidates: 10,
   /**

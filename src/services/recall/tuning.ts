@@ -264,6 +264,12 @@ export const TUNING = {
    * ctx-use-256 +0.0099 → +0.0149 (recall@10 0.898 → 0.903); every other test row equal; injection unchanged.
    */
   neighbour: { bm25Depth: 20, anchorDepth: 2, weakerThan: 0.5, places: 1, minWeight: 1.0, minStore: 100 },
+  // Round 9 (fusion9) added no fusion rule. On the conversational dev split nothing the engine reads separates the
+  // relevant turns just outside hybrid's top 10 from the weak places they would take (session, role, length, nearness
+  // to the best hit, the query's vector: `node bench/fusion-explore.mjs`); vector-only entries there were never
+  // relevant, but neither was what would replace them. A long turn holding two query words side by side (`phrase`,
+  // commit c3e7039) swapped 11–16 results per conversation cell for one relevant one and was dropped.
+  // docs/SEARCH.md "Round 9".
 
   /**
    * The third list of hybrid search: the candidates of both lists ordered by their vector's similarity to the vector
