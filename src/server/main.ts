@@ -66,6 +66,7 @@ import { serverPaths } from './address.js';
 import { afterAnswers } from './after-answers.js';
 import { acquireLock, lockOwner, releaseLock } from './lock.js';
 import { hookVersions } from './hook-version.js';
+import { HOOK_ENTRIES } from '../../hooks/run.cjs';
 import { openMailbox, type Mailbox } from './mailbox-server.js';
 import { startMemoryProbe } from './memory-probe.js';
 import { startQuietCollection } from './quiet-collection.js';
@@ -446,8 +447,8 @@ function handleRequest(socket: Socket, request: unknown): void {
     lastActivity = Date.now();
     return;
   }
-  answerRequest(request, (line) => {
-    if (!socket.destroyed) socket.end(line);
+  answerRequest(request, (answer) => {
+    if (!socket.destroyed) socket.end(`${JSON.stringify(answer)}\n`);
   });
 }
 
@@ -456,7 +457,7 @@ function gaveUp(event: string | null): void {
 }
 
 /** Answers one request with `respond` (the socket's or the mailbox's); the caller counted it in `busy`. */
-function answerRequest(request: unknown, respond: (line: string) => void): void {
+function answerRequest(request: unknown, respond: (answer: ServerReply) => void): void {
   const after: Array<() => void> = [];
   void reply(request, after)
     .catch((error: unknown): ServerReply => {
@@ -465,7 +466,7 @@ function answerRequest(request: unknown, respond: (line: string) => void): void 
     })
     .then((answer) => {
       try {
-        respond(`${JSON.stringify(answer)}\n`);
+        respond(answer);
       } finally {
         // After the answers of hooks posted together with this one, before the next turn's: a hook of the session
         // that arrives later sees what this one showed; one answered meanwhile sees it through services/inject's
@@ -498,7 +499,29 @@ function openHookMailbox(): void {
       } catch {
         request = undefined;
       }
-      answerRequest(request, (line) => call.answer(line));
+      answerRequest(request, (answer) => call.answer(`${JSON.stringify(answer)}\n`));
+    },
+    onShellCall(call) {
+      requests++;
+      busy++;
+      lastActivity = Date.now();
+      const event = (HOOK_ENTRIES as Record<string, { event: string } | undefined>)[call.entry]?.event;
+      // The request a Node hook would have posted (hooks/run.cjs askWarmServer); a payload over the cap, or an entry
+      // this version does not know, is the Node launcher's to handle.
+      const request =
+        event === undefined || call.stdin === null
+          ? undefined
+          : {
+              v: 1,
+              op: 'hook',
+              root: call.root,
+              ...(call.pluginData ? { pluginData: call.pluginData } : {}),
+              call: { event, stdin: call.stdin, agentFlag: call.agent, envHints: call.envHints },
+            };
+      answerRequest(request, (answer) => {
+        if (answer.ok && answer.op === 'hook') call.answer(answer.stdout);
+        else call.decline();
+      });
     },
     onWithdrawn: (event) => gaveUp(event),
     onError: (error) => log.warn('hook mailbox', { error }),
