@@ -367,7 +367,7 @@ function otherVersion(version: string | undefined): boolean {
  * Answers one request. `after` collects work to run once the answer is written (a hook's recording of what it showed
  * and its log line): the hook process is not kept waiting for them.
  */
-async function reply(request: unknown, after: Array<() => void>): Promise<ServerReply> {
+async function reply(request: unknown, after: Array<() => void>, front?: 'sh'): Promise<ServerReply> {
   const message = parseServerRequest(request);
   if (!message) return { ok: false, error: 'invalid request' };
   switch (message.op) {
@@ -378,7 +378,7 @@ async function reply(request: unknown, after: Array<() => void>): Promise<Server
       if (version === null) return { ok: false, error: 'no runtime' };
       if (otherVersion(version)) return { ok: false, error: 'version' };
       const started = performance.now();
-      const answer = await handleHookCall(message.call, runtime, { defer: (work) => after.push(work) });
+      const answer = await handleHookCall(message.call, runtime, { defer: (work) => after.push(work), ...(front ? { front } : {}) });
       return { ok: true, op: 'hook', stdout: answer.stdout, outcome: answer.outcome, ms: Math.round((performance.now() - started) * 10) / 10 };
     }
     case 'call':
@@ -457,9 +457,9 @@ function gaveUp(event: string | null): void {
 }
 
 /** Answers one request with `respond` (the socket's or the mailbox's); the caller counted it in `busy`. */
-function answerRequest(request: unknown, respond: (answer: ServerReply) => void): void {
+function answerRequest(request: unknown, respond: (answer: ServerReply) => void, front?: 'sh'): void {
   const after: Array<() => void> = [];
-  void reply(request, after)
+  void reply(request, after, front)
     .catch((error: unknown): ServerReply => {
       log.error('request failed', { error });
       return { ok: false, error: 'internal error' };
@@ -518,10 +518,14 @@ function openHookMailbox(): void {
               ...(call.pluginData ? { pluginData: call.pluginData } : {}),
               call: { event, stdin: call.stdin, agentFlag: call.agent, envHints: call.envHints },
             };
-      answerRequest(request, (answer) => {
-        if (answer.ok && answer.op === 'hook') call.answer(answer.stdout);
-        else call.decline();
-      });
+      answerRequest(
+        request,
+        (answer) => {
+          if (answer.ok && answer.op === 'hook') call.answer(answer.stdout);
+          else call.decline();
+        },
+        'sh',
+      );
     },
     onWithdrawn: (event) => gaveUp(event),
     onError: (error) => log.warn('hook mailbox', { error }),

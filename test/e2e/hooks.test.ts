@@ -159,6 +159,9 @@ describe.skipIf(!haveFixtures)('hooks through the shell front (hooks/run.sh), wi
       }
       await stopServer(home);
       expect(logLines(home).filter((line) => line.level !== 'info' && line.level !== 'debug')).toEqual([]);
+      // The server says which calls the shell front handed it: all but the first.
+      const fronts = logLines(home).filter((line) => line.msg === 'hook done').map((line) => line.front ?? 'node');
+      expect(fronts.filter((name) => name === 'sh')).toHaveLength(front === 'sh' ? SESSION_FILES[agent].length - 1 : 0);
     }
     expect(runs.sh).toEqual(runs.node);
     expect(runs.sh[0]).toContain('EG#2');
