@@ -331,10 +331,11 @@ function shellMailboxOf(home) {
 
 /**
  * What the shell front (hooks/run.sh) already learnt from the mailbox when it hands a hook to this launcher:
- * `--mailbox timeout` after it waited out the call's whole wait and took the call back. The launcher then does not
- * ask the server again (the agent's budget is for one wait) and goes on as after its own timeout.
+ * `--mailbox timeout` after it waited out the call's whole wait and took the call back, `--mailbox lost` when the
+ * server died meanwhile. The launcher then does not ask the server again (the agent's budget is for one wait) and
+ * goes on as after its own timeout or loss: the fast path answers in-process.
  */
-const HANDED_FAILURES = new Set(['timeout']);
+const HANDED_FAILURES = new Set(['timeout', 'lost']);
 
 /** How often a hook that has waited a while checks that the server it posted to is still there (ms). */
 const ALIVE_EVERY_MS = 10;

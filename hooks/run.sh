@@ -19,7 +19,9 @@
 #    runtime) and closes it empty; it starts writing only while the hook still waits, so no answer is cut in half;
 # 4. a hook that gave up takes its call back by creating `<id>.work` itself (noclobber: O_EXCL): exactly one of the two
 #    wins. Won: the server never saw the call, and the Node launcher runs with the saved payload, told the wait is
-#    over (`--mailbox timeout`). Lost: the server has it, and the hook exits in silence.
+#    over (`--mailbox timeout`). Lost: the server has it, and the hook exits in silence. A server found dead after the
+#    wait (killed mid-call) sends the hook to the launcher either way (`--mailbox lost`: answered in-process, as a Node
+#    hook that saw the server go).
 # The files are left to the server (it removes an answered call's, and its sweep the rest): the hook forks no `rm`.
 # Programs run on the hot path: `cat` (stdin), `mkfifo`, `timeout` (which runs `cat`); and one fork (the post).
 
@@ -101,9 +103,13 @@ if [ $status -eq 0 ]; then
   exec node --v8-pool-size=1 "$node_launcher" "$@"
 fi
 [ -e "$box/$id.sent" ] || kill "$post" 2>/dev/null
+# A server that died meanwhile (killed mid-call): the launcher answers in-process, as a Node hook that saw it go does;
+# what the server recorded of the call is recorded again idempotently.
+kill -0 "$pid" 2>/dev/null || exec node --v8-pool-size=1 "$node_launcher" "$@" --mailbox lost
 if { true >"$box/$id.work"; } 2>/dev/null; then
   # Taken back before the server claimed it.
   [ $status -eq 124 ] && exec node --v8-pool-size=1 "$node_launcher" "$@" --mailbox timeout
   exec node --v8-pool-size=1 "$node_launcher" "$@"
 fi
+# The server has the call and is still working on it: its answer is late, and the agent gets none.
 exit 0

@@ -160,6 +160,23 @@ describe('the shell front, with a server that reads its pipe', () => {
     await until(() => server.got('shell').length === 1, 'the call the server got');
   });
 
+  it('a server killed after it claimed the call: the hook sees it dead after its wait and the launcher answers in-process', async () => {
+    const server = await serve('slow');
+    const root = installFolder();
+    const shim = shimPath();
+    const env = { PATH: shim.path, HOME: server.home, ENGRAM_HOME: server.home };
+    const child = spawn('/bin/sh', ['-c', `sh "${root}/hooks/run.sh" stop --agent claude`], { env });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+    child.stdin.end('{"session_id":"killed"}');
+    await until(() => server.got('shell').length === 1, 'the server to claim the call');
+    server.child.kill('SIGKILL');
+    expect(await closed).toBe(0);
+    expect(out).toBe(`fast path: stop lost ${'{"session_id":"killed"}'.length}`);
+    expect(shim.nodeRuns()).toEqual([`--v8-pool-size=1 ${root}/hooks/run.cjs stop --agent claude --mailbox lost`]);
+  });
+
   it('a server alive but not reading: the hook takes its call back after its wait and the launcher answers; the server, resumed, leaves it', async () => {
     const server = await serve('echo');
     const root = installFolder();
