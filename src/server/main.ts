@@ -9,7 +9,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -506,6 +506,14 @@ function openHookMailbox(): void {
       busy++;
       lastActivity = Date.now();
       const event = (HOOK_ENTRIES as Record<string, { event: string } | undefined>)[call.entry]?.event;
+      // The folder as the Node launcher names it (its own path, resolved: `__dirname`), which runtime pointers are
+      // keyed by; the shell has it as the agent spelled it (a trailing slash, a link in the path).
+      let root = call.root;
+      try {
+        root = realpathSync.native(call.root);
+      } catch {
+        // Gone: the lookup finds no runtime and the call is declined, as a Node hook's would be.
+      }
       // The request a Node hook would have posted (hooks/run.cjs askWarmServer); a payload over the cap, or an entry
       // this version does not know, is the Node launcher's to handle.
       const request =
@@ -514,7 +522,7 @@ function openHookMailbox(): void {
           : {
               v: 1,
               op: 'hook',
-              root: call.root,
+              root,
               ...(call.pluginData ? { pluginData: call.pluginData } : {}),
               call: { event, stdin: call.stdin, agentFlag: call.agent, envHints: call.envHints },
             };
