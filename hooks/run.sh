@@ -35,7 +35,8 @@ esac
 # hooks/run.cjs HOOK_ENTRIES holds the same waits (the server's deadline for an answer is read from there).
 
 root=${0%/hooks/run.sh}
-home=${ENGRAM_HOME:-$HOME/.engram}
+# No HOME: the launcher asks the system (os.homedir), so the home stays empty here and the launcher runs.
+home=${ENGRAM_HOME:-${HOME:+$HOME/.engram}}
 data=${PLUGIN_DATA:-$CLAUDE_PLUGIN_DATA}
 fifo=$home/run/hook-calls-sh.fifo
 box=$home/run/hooks
@@ -80,7 +81,10 @@ until { command exec 3>"$box/s$$-$n.req"; } 2>/dev/null; do
 done
 id=s$$-$n
 cat >&3
-exec 3>&- 0<"$box/$id.req"
+exec 3>&-
+# (A redirection that fails on `exec` ends a shell with an error; `command` keeps it a failure: the payload file gone
+# means the payload is, and the hook says nothing.)
+{ command exec 0<"$box/$id.req"; } 2>/dev/null || exit 0
 # From here stdin is the saved payload: every fallback hands it to the launcher as the agent gave it.
 codex=0 claude=0
 [ -z "$PLUGIN_ROOT$CODEX_HOME" ] || codex=1

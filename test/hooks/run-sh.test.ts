@@ -263,6 +263,7 @@ describe('the shell front runs the Node launcher', () => {
     ['another command-line shape', { args: ' --extra', expected: 'node: PreToolUse root' }],
     ['an agent it does not know', { agent: 'gemini' }],
     ['a relative ENGRAM_HOME', { env: { ENGRAM_HOME: 'rel/home' } }],
+    ['no HOME and no ENGRAM_HOME (the launcher asks the system)', { env: { HOME: '', ENGRAM_HOME: '' } }],
     ['a plugin data folder with a tab in it', { env: { CLAUDE_PLUGIN_DATA: '/tmp/a\tb' } }],
     ['a plugin data folder with edge whitespace', { env: { CLAUDE_PLUGIN_DATA: ' /tmp/data' } }],
   ];
