@@ -329,7 +329,8 @@ export function openMailbox(
     }
     closeSync(fd);
     let stdin: string | null = null;
-    let deadline = Date.now();
+    let deadline = Date.now() + (waitMs ?? 0) - SHELL_ANSWER_MARGIN_MS;
+    let unreadable = false;
     try {
       const request = openSync(files.request, constants.O_RDONLY);
       try {
@@ -340,8 +341,9 @@ export function openMailbox(
         closeSync(request);
       }
     } catch (error) {
+      // Declined below: the hook still holds its payload (its stdin is that file) for the Node launcher.
+      unreadable = true;
       handlers.onError(error);
-      return;
     }
     let done = false;
     /** Opens the hook's pipe and writes `text` to it whole; `marker` first (a decline). Gives up at the deadline. */
@@ -395,6 +397,7 @@ export function openMailbox(
       };
       step();
     };
+    if (unreadable) return reply('', join(mailbox.dir, `${id}.no`));
     try {
       handlers.onShellCall!({
         entry: entry!,
