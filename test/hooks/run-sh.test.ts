@@ -160,6 +160,19 @@ describe('the shell front, with a server that reads its pipe', () => {
     await until(() => server.got('shell').length === 1, 'the call the server got');
   });
 
+  it('a call whose payload file is gone is declined at once (the hook still has the payload as its stdin)', async () => {
+    const server = await serve('echo');
+    const dir = join(server.home, 'run', 'hooks');
+    spawnSync('mkfifo', [join(dir, 's1-0.out')]);
+    const fd = openSync(shellMailboxOf(server.home).fifo, constants.O_RDWR | constants.O_NONBLOCK);
+    writeSync(fd, `s1-0\tstop\tclaude\t00\t${tempDir()}\t\n`);
+    closeSync(fd);
+    const read = spawnSync('timeout', ['5', 'cat', join(dir, 's1-0.out')], { encoding: 'utf8' });
+    expect({ status: read.status, stdout: read.stdout }).toEqual({ status: 0, stdout: '' });
+    expect(existsSync(join(dir, 's1-0.no'))).toBe(true);
+    expect(server.got('shell')).toEqual([]);
+  });
+
   it('a server killed after it claimed the call: the hook sees it dead after its wait and the launcher answers in-process', async () => {
     const server = await serve('slow');
     const root = installFolder();
