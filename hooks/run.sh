@@ -90,8 +90,11 @@ codex=0 claude=0
 [ -z "$PLUGIN_ROOT$CODEX_HOME" ] || codex=1
 [ -z "$CLAUDE_PROJECT_DIR" ] || claude=1
 line="$id$tab$1$tab$3$tab$codex$claude$tab$root$tab$data"
-# A line the server reads whole (one atomic pipe write: at most 1000 characters is under 4 KiB in any encoding).
-[ ${#line} -le 1000 ] || exec node --v8-pool-size=1 "$node_launcher" "$@"
+# A line the server reads whole: one atomic pipe write, under PIPE_BUF — Linux's 4 KiB holds 1000 characters in any
+# encoding; elsewhere (no /proc) POSIX's 512 bytes, 120 characters.
+max=120
+[ ! -d /proc/self/fd ] || max=1000
+[ ${#line} -le $max ] || exec node --v8-pool-size=1 "$node_launcher" "$@"
 mkfifo "$box/$id.out" 2>/dev/null || exec node --v8-pool-size=1 "$node_launcher" "$@"
 # The post, in a background subshell (a fork, no program), so the server works on the call while `timeout cat`
 # starts. Read-write: opening never blocks (Linux), and the write cannot fail for want of a reader. A server alive but

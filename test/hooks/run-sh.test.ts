@@ -279,6 +279,7 @@ describe('the shell front runs the Node launcher', () => {
     ['no HOME and no ENGRAM_HOME (the launcher asks the system)', { env: { HOME: '', ENGRAM_HOME: '' } }],
     ['a plugin data folder with a tab in it', { env: { CLAUDE_PLUGIN_DATA: '/tmp/a\tb' } }],
     ['a plugin data folder with edge whitespace', { env: { CLAUDE_PLUGIN_DATA: ' /tmp/data' } }],
+    ['a call line too long for one atomic pipe write', { env: { CLAUDE_PLUGIN_DATA: `/tmp/${'d'.repeat(1000)}` } }],
   ];
   it.each(cases)('with %s', async (_name, options) => {
     const server = await serve('echo');
