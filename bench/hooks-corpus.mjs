@@ -211,3 +211,28 @@ export function userPromptSubmit(cwd, home, prompt) {
 export function sessionStart(cwd, home) {
   return { ...common(cwd, home, 'SessionStart'), source: 'startup' };
 }
+
+/** PostToolUse after the call {@link preToolUse} makes for `n`, with what the tool gave back. */
+export function postToolUse(cwd, home, n) {
+  const call = preToolUse(cwd, home, n);
+  return { ...call, hook_event_name: 'PostToolUse', tool_response: { stdout: `ok ${n}\n`, stderr: '', interrupted: false, isImage: false } };
+}
+
+/** PostToolUseFailure of a Bash command. */
+export function postToolUseFailure(cwd, home, n) {
+  return {
+    ...common(cwd, home, 'PostToolUseFailure'),
+    tool_name: 'Bash',
+    tool_input: { command: pick(COMMANDS)(pick(AREAS), pick(STEMS)) },
+    tool_use_id: `toolu_${String(n).padStart(6, '0')}`,
+    error: 'Command failed with exit code 1',
+  };
+}
+
+export function stop(cwd, home) {
+  return { ...common(cwd, home, 'Stop'), stop_hook_active: false };
+}
+
+export function sessionEnd(cwd, home) {
+  return { ...common(cwd, home, 'SessionEnd'), reason: 'other' };
+}

@@ -50,6 +50,7 @@ import { createConnection } from 'node:net';
 import os from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { HOOK_NODE_OPTIONS } from '../scripts/hook-registry.mjs';
 import * as input from './hooks-corpus.mjs';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -98,7 +99,17 @@ const RSS_RUNS = 5;
 
 /** Whole-process targets with the server up (median of paired ratios to a bare `node -e ''`; issue 19 for PreToolUse and SessionStart). */
 const TARGETS = { PreToolUse: 1.15, UserPromptSubmit: 1.6, SessionStart: 1.15 };
-const ENTRIES = { PreToolUse: 'pre-tool-use', UserPromptSubmit: 'user-prompt-submit', SessionStart: 'session-start' };
+const ENTRIES = {
+  PreToolUse: 'pre-tool-use',
+  UserPromptSubmit: 'user-prompt-submit',
+  SessionStart: 'session-start',
+  PostToolUse: 'post-tool-use',
+  PostToolUseFailure: 'post-tool-use-failure',
+  Stop: 'stop',
+  SessionEnd: 'session-end',
+};
+/** The events measured on the server path besides the targeted ones (no target: every hook goes through the same front). */
+const OTHER_EVENTS = ['PostToolUse', 'PostToolUseFailure', 'Stop', 'SessionEnd'];
 
 function fail(message) {
   process.stderr.write(`bench:hooks: ${message}\n`);
@@ -113,6 +124,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const needed = [
   'hooks/run.cjs',
+  'hooks/run.sh',
   'dist/server.mjs',
   'dist/cli.mjs',
   'dist/hooks/fast.cjs',
@@ -329,7 +341,7 @@ async function main() {
   state.socket = socketPath(home);
   mkdirSync(join(install, 'hooks'), { recursive: true });
   mkdirSync(join(install, 'scripts'), { recursive: true });
-  cpSync(join(root, 'hooks', 'run.cjs'), join(install, 'hooks', 'run.cjs'));
+  for (const file of ['run.cjs', 'run.sh']) cpSync(join(root, 'hooks', file), join(install, 'hooks', file));
   for (const file of ['install-state.mjs', 'home.mjs', 'home.cjs']) cpSync(join(root, 'scripts', file), join(install, 'scripts', file));
   for (const file of ['package.json', 'package-lock.json']) cpSync(join(root, file), join(install, file));
   // Where dist/ and node_modules/ are: the install folder itself, or a runtime folder as the bootstrap leaves it.
@@ -481,19 +493,25 @@ async function main() {
   const registered = JSON.parse(readFileSync(join(root, 'hooks', 'hooks.json'), 'utf8')).hooks;
   const hookCommand = (event) => {
     const command = registered[event]?.[0]?.hooks?.[0]?.command;
-    if (typeof command !== 'string' || !command.includes(`run.cjs" ${ENTRIES[event]} `)) throw new Error(`hooks/hooks.json has no ${event} command for ${ENTRIES[event]}`);
+    if (typeof command !== 'string' || !/\/hooks\/run\.(?:cjs|sh)" /.test(command) || !command.endsWith(` ${ENTRIES[event]} --agent claude`)) {
+      throw new Error(`hooks/hooks.json has no ${event} command for ${ENTRIES[event]}`);
+    }
     return command;
   };
   const BARE = "node -e ''";
   // The node options hooks.json puts before the launcher (scripts/hook-registry.mjs HOOK_NODE_OPTIONS): the floors
   // run with them too, so that they split the hook's time, not the options' effect; the bare baseline stays plain.
-  const hookNodeOptions = (/^node ((?:--[^\s"]+ )*)"/.exec(hookCommand('PreToolUse'))?.[1] ?? '').trim();
+  const hookNodeOptions = HOOK_NODE_OPTIONS.join(' ');
   const node = hookNodeOptions ? `node ${hookNodeOptions}` : 'node';
 
   const varied = {
     PreToolUse: (n) => input.preToolUse(cwd, user, n),
     UserPromptSubmit: ((next) => () => input.userPromptSubmit(cwd, user, next()))(input.promptSource(root)),
     SessionStart: () => input.sessionStart(cwd, user),
+    PostToolUse: (n) => input.postToolUse(cwd, user, n),
+    PostToolUseFailure: (n) => input.postToolUseFailure(cwd, user, n),
+    Stop: () => input.stop(cwd, user),
+    SessionEnd: () => input.sessionEnd(cwd, user),
   };
   // --repeat-payload: one call of each event, repeated (what a measurement that replays one payload sees: after the
   // first run the session has been shown its engrams, so the hook answers with nothing).
@@ -633,6 +651,9 @@ async function main() {
   );
   for (const event of Object.keys(TARGETS)) {
     cases.push(await series({ name: `${event} (server)`, event, path: 'server', command: hookCommand(event), env: hookEnv, payload: payloads[event], target: TARGETS[event] }));
+  }
+  for (const event of OTHER_EVENTS) {
+    cases.push(await series({ name: `${event} (server)`, event, path: 'server', command: hookCommand(event), env: hookEnv, payload: payloads[event] }));
   }
   for (const event of Object.keys(TARGETS)) rss[`${event} (server)`] = peakRss(hookArgs(event), () => JSON.stringify(payloads[event](0)), hookEnv);
   const pingAfter = await ask({ v: 1, op: 'ping' });

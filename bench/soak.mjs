@@ -38,6 +38,7 @@ import { createConnection } from 'node:net';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { hookCommand } from '../scripts/hook-registry.mjs';
 import { growth } from './memory-growth.mjs';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
@@ -268,7 +269,8 @@ const hookEnv = {
 function runHook(event, payload) {
   return new Promise((resolve) => {
     const started = performance.now();
-    const child = spawn('sh', ['-c', `node ${quote(join(install, 'hooks', 'run.cjs'))} ${ENTRY[event]} --agent claude`], {
+    // The registered command line (scripts/hook-registry.mjs), with this install's folder.
+    const child = spawn('sh', ['-c', hookCommand(install, ENTRY[event], 'claude')], {
       env: hookEnv,
       cwd: project,
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -407,7 +409,7 @@ async function main() {
   const loadStart = os.loadavg();
   // The install, built in place (as ./install.sh leaves a checkout); node_modules linked.
   mkdirSync(join(install, 'hooks'), { recursive: true });
-  cpSync(join(root, 'hooks', 'run.cjs'), join(install, 'hooks', 'run.cjs'));
+  for (const file of ['run.cjs', 'run.sh']) cpSync(join(root, 'hooks', file), join(install, 'hooks', file));
   cpSync(join(root, 'scripts'), join(install, 'scripts'), { recursive: true });
   cpSync(join(root, 'dist'), join(install, 'dist'), { recursive: true });
   for (const file of ['package.json', 'package-lock.json', 'plugin.json']) cpSync(join(root, file), join(install, file));

@@ -319,6 +319,24 @@ function mailboxOf(home) {
   return { fifo: joinPath(home, 'run/hook-calls.fifo'), dir: joinPath(home, 'run/hooks') };
 }
 
+/**
+ * The shell front's side door into the same mailbox (hooks/run.sh; the server's side is src/server/mailbox-server.ts):
+ * a pipe of its own, which only servers that read its lines make (an older server never sees one), and the file
+ * that holds the pid of the server reading it (a shell cannot open a pipe without blocking, so it checks the reader
+ * is alive first). The call's files are in the mailbox folder (`mailboxOf(home).dir`).
+ */
+function shellMailboxOf(home) {
+  return { fifo: joinPath(home, 'run/hook-calls-sh.fifo'), pid: joinPath(home, 'run/hook-calls-sh.pid') };
+}
+
+/**
+ * What the shell front (hooks/run.sh) already learnt from the mailbox when it hands a hook to this launcher:
+ * `--mailbox timeout` after it waited out the call's whole wait and took the call back, `--mailbox lost` when the
+ * server died meanwhile. The launcher then does not ask the server again (the agent's budget is for one wait) and
+ * goes on as after its own timeout or loss: the fast path answers in-process.
+ */
+const HANDED_FAILURES = new Set(['timeout', 'lost']);
+
 /** How often a hook that has waited a while checks that the server it posted to is still there (ms). */
 const ALIVE_EVERY_MS = 10;
 
@@ -598,6 +616,12 @@ function askWarmServer(entry, root) {
   return { stdin, mailbox: 'declined', runtime };
 }
 
+/** The value after `name` on the command line, or undefined. */
+function argvValue(name) {
+  const at = process.argv.indexOf(name, 3);
+  return at >= 0 ? process.argv[at + 1] : undefined;
+}
+
 /** The launcher: run the hook through the warm server, else the runtime's fast path, or see to a runtime and say nothing. */
 function main() {
   const root = dirname(__dirname);
@@ -621,6 +645,10 @@ function main() {
     const stdin = readStdinSync();
     if (!('rest' in stdin)) process.exit(0);
     handed = { stdin, mailbox: 'not-asked' };
+  } else if (HANDED_FAILURES.has(argvValue('--mailbox'))) {
+    // The shell front waited for the server already (stdin is the file it saved the payload to).
+    handed = { stdin: readStdinSync(), mailbox: argvValue('--mailbox') };
+    runtime = findRuntime(root);
   } else {
     handed = askWarmServer(entry, root);
     if (handed === null) return;
@@ -672,6 +700,7 @@ module.exports = {
   readStdinSync,
   mailboxFiles,
   mailboxOf,
+  shellMailboxOf,
   postToMailbox,
   wakeServer,
   answerAndExit,

@@ -41,6 +41,8 @@ export declare function readStdinSync(fd?: number, maxBytes?: number): StdinText
 export type MailboxFailure = 'refused' | 'lost' | 'timeout' | 'bad-reply';
 export declare function mailboxFiles(dir: string, id: string): { request: string; claimed: string; withdrawn: string; reply: string };
 export declare function mailboxOf(home: string): { fifo: string; dir: string };
+/** The shell front's pipe (hooks/run.sh) and the file holding the pid of the server that reads it. */
+export declare function shellMailboxOf(home: string): { fifo: string; pid: string };
 /** The mailbox's pipe opened for writing, or the error code of the attempt (`ENOENT`: no pipe; `ENXIO`: no reader). */
 export type OpenedPipe = { fd: number } | { error: string | undefined };
 /** Opens the pipe and writes a wake-up (an empty line) down it, before the hook reads stdin; the post takes the pipe. */

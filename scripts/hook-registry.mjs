@@ -15,17 +15,27 @@ export const HOOK_AGENTS = ['claude', 'codex'];
 export const HOOK_NODE_OPTIONS = ['--v8-pool-size=1'];
 
 /**
- * The hook command for one entry. `root` is the install folder as the agent should see it: a placeholder such as
- * `${CLAUDE_PLUGIN_ROOT}` in plugin manifests, an absolute path in settings files.
+ * The hook command for one entry: the shell front (hooks/run.sh), which hands the event to the warm server without
+ * starting Node, and runs the Node launcher (`node ${HOOK_NODE_OPTIONS} hooks/run.cjs`, {@link nodeHookCommand})
+ * for everything else. Both agents run a hook command through `sh -c`. `root` is the install folder as the agent
+ * should see it: a placeholder such as `${CLAUDE_PLUGIN_ROOT}` in plugin manifests, an absolute path in settings files.
  */
 export function hookCommand(root, entry, agent) {
+  return `sh "${root}/hooks/run.sh" ${entry} --agent ${agent}`;
+}
+
+/**
+ * The Node launcher's command for one entry, as hooks were registered before the shell front (hooks/run.sh, which
+ * runs exactly this whenever it does not hand the call to the warm server itself).
+ */
+export function nodeHookCommand(root, entry, agent) {
   return `node ${HOOK_NODE_OPTIONS.join(' ')} "${root}/hooks/run.cjs" ${entry} --agent ${agent}`;
 }
 
 /** True when a settings command is one of Engram's, whatever folder it was installed from (`run.mjs` was the launcher's name
- * before the hook fast path became CommonJS). */
+ * before the hook fast path became CommonJS, `run.cjs` before the shell front). */
 export function isEngramHookCommand(command) {
-  return typeof command === 'string' && /\/hooks\/run\.[cm]js"? [a-z-]+ --agent (claude|codex)\b/.test(command);
+  return typeof command === 'string' && /\/hooks\/run\.(?:[cm]js|sh)"? [a-z-]+ --agent (claude|codex)\b/.test(command);
 }
 
 /**

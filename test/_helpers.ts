@@ -145,12 +145,18 @@ export function hookProcess(
     server?: boolean;
     /** Called with the hook process's pid as soon as it is started. */
     onSpawn?: (pid: number) => void;
+    /** `sh`: the registered command line (the shell front, hooks/run.sh) through `sh -c`; default: the Node launcher. */
+    front?: 'node' | 'sh';
   },
 ): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; ms: number }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const launcher = join(options.root ?? ROOT, 'hooks', 'run.cjs');
-    const child = spawn(process.execPath, [launcher, entry, '--agent', options.agent ?? 'claude'], {
+    const [program, args] =
+      options.front === 'sh'
+        ? ['/bin/sh', ['-c', `sh "${join(options.root ?? ROOT, 'hooks', 'run.sh')}" ${entry} --agent ${options.agent ?? 'claude'}`]]
+        : [process.execPath, [launcher, entry, '--agent', options.agent ?? 'claude']];
+    const child = spawn(program, args, {
       env: {
         ...process.env,
         HOME: options.home,

@@ -89,12 +89,12 @@ describe.each([
     expect(config.hooks.PostToolUse[0].matcher).toBe(config.hooks.PreToolUse[0].matcher);
   });
 
-  it(`runs the launcher through node with a quoted ${rootVar}, the entry and --agent ${agent}`, () => {
+  it(`runs the shell front with a quoted ${rootVar}, the entry and --agent ${agent}`, () => {
     for (const [event, groups] of Object.entries<Array<{ hooks: Array<{ type: string; command: string; timeout: number }> }>>(config.hooks)) {
       const handler = groups[0]?.hooks[0];
       const entry = plugin.hooks.find((hook: { event: string }) => hook.event === event).entry;
       // No async handlers: Codex skips them, and Claude Code -p skips SessionEnd while one is still running.
-      expect(handler).toEqual({ type: 'command', command: `node --v8-pool-size=1 "${rootVar}/hooks/run.cjs" ${entry} --agent ${agent}`, timeout: expect.any(Number) });
+      expect(handler).toEqual({ type: 'command', command: `sh "${rootVar}/hooks/run.sh" ${entry} --agent ${agent}`, timeout: expect.any(Number) });
       expect(handler?.timeout).toBeGreaterThan(0);
       expect(handler?.timeout).toBeLessThanOrEqual(30);
     }

@@ -51,13 +51,18 @@ export async function handleHookCall(
      * is not kept waiting for writes. Without it everything runs before this returns.
      */
     defer?: (work: () => void) => void;
+    /** `sh`: the call came from the shell front (hooks/run.sh), said in its log lines. */
+    front?: 'sh';
   } = {},
 ): Promise<HookAnswer> {
   const started = performance.now();
   const { event } = call;
   const { log } = runtime;
   const path = runtime.inject.answeredBy;
-  const fallback = runtime.fallback ? { fallback: runtime.fallback, ...runtime.loaded } : {};
+  const fallback = {
+    ...(options.front ? { front: options.front } : {}),
+    ...(runtime.fallback ? { fallback: runtime.fallback, ...runtime.loaded } : {}),
+  };
   const ignored = (message: string, fields: Record<string, unknown> = {}): HookAnswer => {
     log.warn(message, { event, path, ...fallback, ...fields });
     return { stdout: '', agent: 'unknown', outcome: 'ignored', injected: [] };

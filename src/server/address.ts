@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 // The hooks' own rule for the mailbox's paths (bundled): one spelling for the hook and the server.
-import { mailboxOf } from '../../hooks/run.cjs';
+import { mailboxOf, shellMailboxOf } from '../../hooks/run.cjs';
 
 /** Unix socket paths are limited to ~108 bytes (104 on macOS); past this a home's socket moves to the temp folder. */
 const MAX_SOCKET_PATH = 100;
@@ -19,8 +19,9 @@ export interface ServerPaths {
   /**
    * The hooks' mailbox (hooks/run.cjs, server/mailbox-server.ts): a named pipe the server reads calls (or the ids of
    * calls written to files) from, and the folder the claimed calls and their answers are written to. Hooks use it instead of the socket: it needs no node:net in the hook process.
+   * `shell`: the shell front's pipe and the file naming the server that reads it (hooks/run.sh).
    */
-  mailbox: { fifo: string; dir: string };
+  mailbox: { fifo: string; dir: string; shell: { fifo: string; pid: string } };
 }
 
 /** FNV-1a (64-bit) in hex: names a long home's socket without loading node:crypto into every hook process. */
@@ -44,6 +45,6 @@ export function serverPaths(home: string): ServerPaths {
     lock: join(run, 'server.lock'),
     info: join(run, 'server.json'),
     spawnStamp: join(run, 'spawn.stamp'),
-    mailbox: mailboxOf(home),
+    mailbox: { ...mailboxOf(home), shell: shellMailboxOf(home) },
   };
 }

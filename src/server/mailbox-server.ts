@@ -23,17 +23,19 @@ import {
   readSync,
   renameSync,
   rmSync,
+  fstatSync,
   statfsSync,
   statSync,
   symlinkSync,
   type Stats,
+  unlinkSync,
   writeFileSync,
   writeSync,
 } from 'node:fs';
 import { Socket } from 'node:net';
 import { basename, dirname, isAbsolute, join } from 'node:path';
 // The launcher's own definitions (bundled into the server): one spelling of the protocol for both sides.
-import { MAILBOX_ID, PIPE_BUF, mailboxFiles } from '../../hooks/run.cjs';
+import { HOOK_ENTRIES, MAILBOX_ID, MAX_STDIN_BYTES, PIPE_BUF, mailboxFiles } from '../../hooks/run.cjs';
 
 /** Calls older than this are nobody's any more (a hook that died, a call claimed and never answered). */
 const ORPHAN_MS = 60_000;
@@ -113,6 +115,32 @@ export interface MailboxCall {
   answer(text: string): void;
 }
 
+/**
+ * One call the shell front posted (hooks/run.sh): the hook's own words, its stdin as the agent gave it (null when it
+ * is over the hooks' 16 MiB cap), and how to answer it. The server builds the same hook request a Node hook sends.
+ */
+export interface ShellCall {
+  /** The hook entry (`pre-tool-use`, …), a key of hooks/run.cjs HOOK_ENTRIES. */
+  entry: string;
+  /** The `--agent` value of the hook's command line. */
+  agent: string;
+  envHints: { codex: boolean; claude: boolean };
+  /** The install folder the hook runs from, and the agent's plugin data folder ('' without one). */
+  root: string;
+  pluginData: string;
+  stdin: string | null;
+  /** Writes the hook's stdout to it, whole, and closes. Never throws. */
+  answer(stdout: string): void;
+  /** Tells the hook this server does not answer this call (it runs the Node launcher, which asks again). Never throws. */
+  decline(): void;
+}
+
+/** The shell front's line: `<id> TAB <entry> TAB <agent> TAB <hints: two 0/1> TAB <root> TAB <plugin data>`. */
+const SHELL_LINE = /^(s[0-9]+-[0-9]+)\t([a-z-]+)\t([a-z]+)\t([01])([01])\t([^\t]+)\t([^\t]*)$/;
+
+/** How long before its hook's wait ends the server stops trying to start writing an answer to the shell front (ms). */
+export const SHELL_ANSWER_MARGIN_MS = 150;
+
 /** An open mailbox. */
 export interface Mailbox {
   /**
@@ -130,8 +158,14 @@ export interface Mailbox {
  * was read. Returns null (with the reason) when the pipe cannot be made: hooks then use the socket.
  */
 export function openMailbox(
-  mailbox: { fifo: string; dir: string },
-  handlers: { onCall(call: MailboxCall): void; onWithdrawn(event: string | null): void; onError(error: unknown): void },
+  mailbox: { fifo: string; dir: string; shell?: { fifo: string; pid: string } },
+  handlers: {
+    onCall(call: MailboxCall): void;
+    /** A call of the shell front (only with `mailbox.shell`). */
+    onShellCall?(call: ShellCall): void;
+    onWithdrawn(event: string | null): void;
+    onError(error: unknown): void;
+  },
   /** Where the call folder is made, linked from `mailbox.dir`; null: `mailbox.dir` itself. */
   memoryBase: string | null = memoryFolderBase(),
 ): Mailbox | { error: unknown } {
@@ -208,9 +242,41 @@ export function openMailbox(
     return socket;
   }
 
+  /**
+   * The shell front's pipe (hooks/run.sh): made, read, and then its pid file written (renamed into place whole), so a
+   * shell hook that finds this server's pid finds its pipe read. Lines are parsed as in {@link SHELL_LINE}; an empty
+   * line (a wake-up) and anything else are skipped.
+   */
+  function listenShell(shell: { fifo: string; pid: string }): Socket {
+    rmSync(shell.fifo, { force: true });
+    execFileSync('mkfifo', ['-m', '600', shell.fifo], { stdio: 'ignore', timeout: 5_000 });
+    const fd = openSync(shell.fifo, constants.O_RDWR | constants.O_NONBLOCK);
+    const socket = new Socket({ fd, readable: true, writable: false });
+    let buffer = '';
+    socket.setEncoding('utf8');
+    socket.on('error', (error) => handlers.onError(error));
+    socket.on('data', (chunk: string) => {
+      buffer += chunk;
+      let end: number;
+      while ((end = buffer.indexOf('\n')) >= 0) {
+        const line = buffer.slice(0, end);
+        buffer = buffer.slice(end + 1);
+        const fields = SHELL_LINE.exec(line);
+        if (fields) takeShell(fields);
+      }
+      if (buffer.length > PIPE_BUF) buffer = '';
+    });
+    const staged = `${shell.pid}.${process.pid}`;
+    writeFileSync(staged, `${process.pid}\n`, { mode: 0o600 });
+    renameSync(staged, shell.pid);
+    return socket;
+  }
+
   let reader: Socket;
+  let shellReader: Socket | null = null;
   try {
     rmSync(mailbox.fifo, { force: true });
+    if (mailbox.shell) rmSync(mailbox.shell.pid, { force: true });
     removeFolder();
     if (memoryBase !== null) removeOrphanMailboxFolders(memoryBase, (folder) => Date.now() - folder.mtimeMs >= ORPHAN_MS);
     makeFolder(true);
@@ -218,6 +284,153 @@ export function openMailbox(
   } catch (error) {
     rmSync(mailbox.fifo, { force: true });
     return { error };
+  }
+  if (mailbox.shell && handlers.onShellCall) {
+    try {
+      shellReader = listenShell(mailbox.shell);
+    } catch (error) {
+      // The shell front finds no pipe (or no pid) and runs the Node launcher, which uses the pipe above.
+      removeShell();
+      handlers.onError(error);
+    }
+  }
+
+  /** Removes the shell front's pid file and pipe (the pid first: a shell hook that reads it finds the pipe read). */
+  function removeShell(): void {
+    if (!mailbox.shell) return;
+    rmSync(mailbox.shell.pid, { force: true });
+    rmSync(mailbox.shell.fifo, { force: true });
+  }
+
+  /**
+   * Claims a shell front's call (its `.work` made, failing if its hook made it first: it gave up), reads the payload
+   * it saved in `<id>.req`, and hands it to the server. The answer goes into the hook's own pipe `<id>.out`, which
+   * the hook reads with a time limit: the server opens it without blocking (retrying while the hook has not opened
+   * it yet) and starts writing only while the hook still waits — by the payload file's time (written just before the
+   * call was posted) plus the entry's wait, less {@link SHELL_ANSWER_MARGIN_MS} — so the hook never prints half an
+   * answer. A call declined is marked by `<id>.no` before its pipe is closed empty.
+   */
+  function takeShell(fields: RegExpExecArray): void {
+    const [, id, entry, agent, codex, claude, root, pluginData] = fields as unknown as string[];
+    const waitMs = (HOOK_ENTRIES as Record<string, { waitMs: number } | undefined>)[entry!]?.waitMs;
+    const files = mailboxFiles(mailbox.dir, id!);
+    const out = join(mailbox.dir, `${id}.out`);
+    let fd: number;
+    try {
+      fd = openSync(files.claimed, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
+        rmSync(files.claimed, { force: true });
+        handlers.onWithdrawn(waitMs === undefined ? null : (HOOK_ENTRIES as Record<string, { event: string }>)[entry!]!.event);
+      } else {
+        handlers.onError(error);
+      }
+      return;
+    }
+    closeSync(fd);
+    let stdin: string | null = null;
+    let deadline = Date.now() + (waitMs ?? 0) - SHELL_ANSWER_MARGIN_MS;
+    let unreadable = false;
+    try {
+      const request = openSync(files.request, constants.O_RDONLY);
+      try {
+        const stats = fstatSync(request);
+        deadline = stats.mtimeMs + (waitMs ?? 0) - SHELL_ANSWER_MARGIN_MS;
+        stdin = stats.size > MAX_STDIN_BYTES ? null : readAll(request);
+      } finally {
+        closeSync(request);
+      }
+    } catch (error) {
+      // Declined below: the hook still holds its payload (its stdin is that file) for the Node launcher.
+      unreadable = true;
+      handlers.onError(error);
+    }
+    let done = false;
+    /** Opens the hook's pipe and writes `text` to it whole; `marker` first (a decline). Gives up at the deadline. */
+    const reply = (text: string, marker: string | null): void => {
+      if (done) return;
+      done = true;
+      const bytes = Buffer.from(text);
+      let written = 0;
+      let pipe: number | null = null;
+      let tries = 0;
+      const finish = (answered: boolean): void => {
+        if (pipe !== null) closeSync(pipe);
+        // What the hook no longer needs, off its path (the sweep takes anything left).
+        if (answered) for (const file of [files.request, out]) unlinkQuietly(file);
+      };
+      const step = (): void => {
+        try {
+          if (pipe === null) {
+            if (Date.now() > deadline) return finish(false);
+            try {
+              pipe = openSync(out, constants.O_WRONLY | constants.O_NONBLOCK);
+            } catch (error) {
+              const code = (error as NodeJS.ErrnoException).code;
+              // ENXIO: the hook has not opened its end yet (it is starting `timeout cat`).
+              if (code !== 'ENXIO' && code !== 'ENOENT') throw error;
+              tries++;
+              if (tries < 200) setImmediate(step);
+              else setTimeout(step, 1);
+              return;
+            }
+            if (marker !== null) writeFileSync(marker, '', { mode: 0o600 });
+          }
+          while (written < bytes.length) {
+            try {
+              written += writeSync(pipe, bytes, written, bytes.length - written);
+            } catch (error) {
+              // A full pipe (an answer over 64 KiB): the hook's `cat` drains it.
+              if ((error as NodeJS.ErrnoException).code === 'EAGAIN') return void setTimeout(step, 1);
+              throw error;
+            }
+          }
+          finish(marker === null);
+        } catch (error) {
+          try {
+            finish(false);
+          } catch {
+            // Closed already.
+          }
+          handlers.onError(error);
+        }
+      };
+      step();
+    };
+    if (unreadable) return reply('', join(mailbox.dir, `${id}.no`));
+    try {
+      handlers.onShellCall!({
+        entry: entry!,
+        agent: agent!,
+        envHints: { codex: codex === '1', claude: claude === '1' },
+        root: root!,
+        pluginData: pluginData!,
+        stdin,
+        answer: (stdout) => reply(stdout, null),
+        decline: () => reply('', join(mailbox.dir, `${id}.no`)),
+      });
+    } catch (error) {
+      reply('', join(mailbox.dir, `${id}.no`));
+      handlers.onError(error);
+    }
+  }
+
+  /** Whether `file` is a named pipe (a shell hook racing a removal can leave a plain file by that name). */
+  function isPipe(file: string): boolean {
+    try {
+      return lstatSync(file).isFIFO();
+    } catch {
+      return false;
+    }
+  }
+
+  /** Removes a file if it is there. */
+  function unlinkQuietly(file: string): void {
+    try {
+      unlinkSync(file);
+    } catch {
+      // Swept or never made.
+    }
   }
 
   /**
@@ -364,12 +577,24 @@ export function openMailbox(
           handlers.onError(error);
         }
       }
+      // The same for the shell front's pipe or pid file (the shell runs the Node launcher meanwhile).
+      if (mailbox.shell && handlers.onShellCall && !(isPipe(mailbox.shell.fifo) && existsSync(mailbox.shell.pid))) {
+        try {
+          const next = listenShell(mailbox.shell);
+          shellReader?.destroy();
+          shellReader = next;
+        } catch (error) {
+          handlers.onError(error);
+        }
+      }
       try {
         for (const name of readdirSync(mailbox.dir)) {
           if (name === LINK_NOTE) continue;
           const file = join(mailbox.dir, name);
           try {
-            if (now - statSync(file).mtimeMs > (name.endsWith('.rep') ? ANSWER_KEEP_MS : ORPHAN_MS)) rmSync(file, { force: true });
+            // A shell front's call (`s<pid>-<n>.*`) is over once its hook's wait (at most 1.5 s) is.
+            const keep = name.endsWith('.rep') || name.startsWith('s') ? ANSWER_KEEP_MS : ORPHAN_MS;
+            if (now - statSync(file).mtimeMs > keep) rmSync(file, { force: true });
           } catch {
             // Taken or removed meanwhile.
           }
@@ -389,6 +614,8 @@ export function openMailbox(
     },
     close() {
       reader.destroy();
+      shellReader?.destroy();
+      removeShell();
       rmSync(mailbox.fifo, { force: true });
       removeFolder();
     },

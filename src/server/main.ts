@@ -9,7 +9,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -66,6 +66,7 @@ import { serverPaths } from './address.js';
 import { afterAnswers } from './after-answers.js';
 import { acquireLock, lockOwner, releaseLock } from './lock.js';
 import { hookVersions } from './hook-version.js';
+import { HOOK_ENTRIES } from '../../hooks/run.cjs';
 import { openMailbox, type Mailbox } from './mailbox-server.js';
 import { startMemoryProbe } from './memory-probe.js';
 import { startQuietCollection } from './quiet-collection.js';
@@ -366,7 +367,7 @@ function otherVersion(version: string | undefined): boolean {
  * Answers one request. `after` collects work to run once the answer is written (a hook's recording of what it showed
  * and its log line): the hook process is not kept waiting for them.
  */
-async function reply(request: unknown, after: Array<() => void>): Promise<ServerReply> {
+async function reply(request: unknown, after: Array<() => void>, front?: 'sh'): Promise<ServerReply> {
   const message = parseServerRequest(request);
   if (!message) return { ok: false, error: 'invalid request' };
   switch (message.op) {
@@ -377,7 +378,7 @@ async function reply(request: unknown, after: Array<() => void>): Promise<Server
       if (version === null) return { ok: false, error: 'no runtime' };
       if (otherVersion(version)) return { ok: false, error: 'version' };
       const started = performance.now();
-      const answer = await handleHookCall(message.call, runtime, { defer: (work) => after.push(work) });
+      const answer = await handleHookCall(message.call, runtime, { defer: (work) => after.push(work), ...(front ? { front } : {}) });
       return { ok: true, op: 'hook', stdout: answer.stdout, outcome: answer.outcome, ms: Math.round((performance.now() - started) * 10) / 10 };
     }
     case 'call':
@@ -446,8 +447,8 @@ function handleRequest(socket: Socket, request: unknown): void {
     lastActivity = Date.now();
     return;
   }
-  answerRequest(request, (line) => {
-    if (!socket.destroyed) socket.end(line);
+  answerRequest(request, (answer) => {
+    if (!socket.destroyed) socket.end(`${JSON.stringify(answer)}\n`);
   });
 }
 
@@ -456,16 +457,16 @@ function gaveUp(event: string | null): void {
 }
 
 /** Answers one request with `respond` (the socket's or the mailbox's); the caller counted it in `busy`. */
-function answerRequest(request: unknown, respond: (line: string) => void): void {
+function answerRequest(request: unknown, respond: (answer: ServerReply) => void, front?: 'sh'): void {
   const after: Array<() => void> = [];
-  void reply(request, after)
+  void reply(request, after, front)
     .catch((error: unknown): ServerReply => {
       log.error('request failed', { error });
       return { ok: false, error: 'internal error' };
     })
     .then((answer) => {
       try {
-        respond(`${JSON.stringify(answer)}\n`);
+        respond(answer);
       } finally {
         // After the answers of hooks posted together with this one, before the next turn's: a hook of the session
         // that arrives later sees what this one showed; one answered meanwhile sees it through services/inject's
@@ -498,7 +499,41 @@ function openHookMailbox(): void {
       } catch {
         request = undefined;
       }
-      answerRequest(request, (line) => call.answer(line));
+      answerRequest(request, (answer) => call.answer(`${JSON.stringify(answer)}\n`));
+    },
+    onShellCall(call) {
+      requests++;
+      busy++;
+      lastActivity = Date.now();
+      const event = (HOOK_ENTRIES as Record<string, { event: string } | undefined>)[call.entry]?.event;
+      // The folder as the Node launcher names it (its own path, resolved: `__dirname`), which runtime pointers are
+      // keyed by; the shell has it as the agent spelled it (a trailing slash, a link in the path).
+      let root = call.root;
+      try {
+        root = realpathSync.native(call.root);
+      } catch {
+        // Gone: the lookup finds no runtime and the call is declined, as a Node hook's would be.
+      }
+      // The request a Node hook would have posted (hooks/run.cjs askWarmServer); a payload over the cap, or an entry
+      // this version does not know, is the Node launcher's to handle.
+      const request =
+        event === undefined || call.stdin === null
+          ? undefined
+          : {
+              v: 1,
+              op: 'hook',
+              root,
+              ...(call.pluginData ? { pluginData: call.pluginData } : {}),
+              call: { event, stdin: call.stdin, agentFlag: call.agent, envHints: call.envHints },
+            };
+      answerRequest(
+        request,
+        (answer) => {
+          if (answer.ok && answer.op === 'hook') call.answer(answer.stdout);
+          else call.decline();
+        },
+        'sh',
+      );
     },
     onWithdrawn: (event) => gaveUp(event),
     onError: (error) => log.warn('hook mailbox', { error }),

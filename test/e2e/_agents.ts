@@ -146,6 +146,19 @@ export function logProblems(engramHome: string): string[] {
 }
 
 /**
+ * The events whose hook the shell front (hooks/run.sh) handed to the warm server without starting Node (the server's
+ * log says `front: "sh"`): a real agent ran the registered command, gave it its payload and closed stdin.
+ */
+export function shellFrontEvents(engramHome: string): string[] {
+  const file = join(engramHome, 'logs', 'hooks.log');
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line.includes('"msg":"hook done"') && line.includes('"front":"sh"'))
+    .map((line) => String((JSON.parse(line) as { event?: unknown }).event));
+}
+
+/**
  * The topic the recall tests talk about: one engram the prompt is about, one the first tool call (`git status
  * --ignored`) is about, and one pinned (shown at every session start). Wording shares the query's words on purpose:
  * these tests pin the plumbing (hooks → search → context → store), not ranking quality, which the eval bench

@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/core/index.js';
 import { processEnv, ROOT, tempDir } from '../_helpers.js';
-import { expectNothingLeft, killLeftovers, logProblems, RUN_CODEX } from './_agents.js';
+import { expectNothingLeft, killLeftovers, logProblems, RUN_CODEX, shellFrontEvents } from './_agents.js';
 
 /** The events Engram registers for Codex (hooks/codex-hooks.json), as Codex names them in trust keys. */
 const CODEX_EVENTS = ['session_start', 'user_prompt_submit', 'pre_tool_use', 'post_tool_use', 'stop', 'session_end'];
@@ -54,6 +54,8 @@ describe.skipIf(!existsSync(RUN_CODEX))('the plugin in the real Codex CLI', () =
       expect(store.sessions.prompts(sessionId).map((p) => p.content)).toEqual(['codex session with key [REDACTED:aws-access-key]']);
       store.close();
       expect(logProblems(join(home, '.engram'))).toEqual([]);
+      // Once the first hook had started the server, Codex's hooks went through the shell front (no Node process).
+      expect(shellFrontEvents(join(home, '.engram'))).toEqual(expect.arrayContaining(['UserPromptSubmit', 'Stop']));
 
       // The hooks started the background server: stopped, it leaves nothing behind, and no hook is still running.
       await expectNothingLeft(home);

@@ -28,7 +28,7 @@ describe('engram hooks (CLI surface)', () => {
     expect(first.json.added[0]).toEqual({
       event: 'SessionStart',
       matcher: 'startup|resume|clear|compact|fork',
-      command: `node --v8-pool-size=1 "${ROOT}/hooks/run.cjs" session-start --agent claude`,
+      command: `sh "${ROOT}/hooks/run.sh" session-start --agent claude`,
       timeout: 15,
     });
     const second = await cli(['hooks', 'install', '--agent', 'claude', '--pretty'], { home });

@@ -123,6 +123,53 @@ describe.skipIf(!haveFixtures)('hooks with real agent payloads', () => {
   }, 60_000);
 });
 
+describe.skipIf(!haveFixtures)('hooks through the shell front (hooks/run.sh), with the real warm server', () => {
+  /** A folder with a `node` that logs each start and runs the real one (the server is started by path, not by PATH). */
+  function nodeShim(): { env: Record<string, string>; runs: () => string[] } {
+    const bin = tempDir();
+    const log = join(bin, 'node.log');
+    writeFileSync(join(bin, 'node'), `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\nexec '${process.execPath}' "$@"\n`);
+    chmodSync(join(bin, 'node'), 0o755);
+    return { env: { PATH: `${bin}:${process.env.PATH ?? ''}` }, runs: () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : []) };
+  }
+
+  it.each(SESSIONS)('a whole %s session: the same stdout the Node launcher gets, every event; Node starts only before the server is up', async (agent, dir) => {
+    const runs: Record<'node' | 'sh', string[]> = { node: [], sh: [] };
+    const shim = nodeShim();
+    // One project for both runs: the answers name it.
+    const cwd = join(tempDir(), 'proj');
+    mkdirSync(join(cwd, '.git'), { recursive: true });
+    for (const front of ['node', 'sh'] as const) {
+      const home = tempDir();
+      seed(home, [
+        { text: 'Small retry helpers in this project go in src/retry.py; check the attempts with a unit test and note each new helper in notes.md.', category: 'development' },
+        { text: 'Use git push --force-with-lease, never a bare force-push, on shared branches.', category: 'tooling/git', pinned: true },
+      ]);
+      for (const [entry, file] of SESSION_FILES[agent]) {
+        const result = await hookProcess(entry, payload(dir, file, cwd), {
+          home,
+          agent,
+          server: true,
+          front,
+          env: front === 'sh' ? shim.env : {},
+        });
+        expect({ file, code: result.code, stderr: result.stderr }).toEqual({ file, code: 0, stderr: '' });
+        runs[front].push(result.stdout);
+        if (file === 'SessionStart.startup.json') await waitForServer(home);
+      }
+      await stopServer(home);
+      expect(logLines(home).filter((line) => line.level !== 'info' && line.level !== 'debug')).toEqual([]);
+      // The server says which calls the shell front handed it: all but the first.
+      const fronts = logLines(home).filter((line) => line.msg === 'hook done').map((line) => line.front ?? 'node');
+      expect(fronts.filter((name) => name === 'sh')).toHaveLength(front === 'sh' ? SESSION_FILES[agent].length - 1 : 0);
+    }
+    expect(runs.sh).toEqual(runs.node);
+    expect(runs.sh[0]).toContain('EG#2');
+    // The first SessionStart found no server: the shell front ran the Node launcher, which started it. Then none.
+    expect(shim.runs()).toHaveLength(1);
+  }, 90_000);
+});
+
 const VALID = {
   session_id: 'sess-hostile',
   transcript_path: '/home/u/.claude/projects/-p/sess-hostile.jsonl',

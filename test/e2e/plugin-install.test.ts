@@ -25,7 +25,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openStore, type Store } from '../../src/core/index.js';
 import { bootstrapFiles } from '../../scripts/install-state.mjs';
 import { CLAUDE_BIN as CLAUDE, folderDigest, processEnv, until } from '../_helpers.js';
-import { cleanClone, engramLine, expectNothingLeft, killLeftovers, logProblems, requestLog, RUN_CLAUDE, seedEngrams, TOPIC } from './_agents.js';
+import { cleanClone, engramLine, expectNothingLeft, killLeftovers, logProblems, requestLog, RUN_CLAUDE, seedEngrams, shellFrontEvents, TOPIC } from './_agents.js';
 
 /**
  * How Claude Code 2.1.197 records a hook that went wrong: a `hook_non_blocking_error` attachment ("Failed with
@@ -272,6 +272,9 @@ describe.skipIf(!existsSync(RUN_CLAUDE))('a marketplace install in the real Clau
       store.close();
     }
     expect(logProblems(engramHome)).toEqual([]);
+    // Claude Code ran the hooks through the shell front, the warm server answering them without a Node process: every
+    // event once the server the first hook started was up (a few hundred ms: the prompt's hook may still miss it).
+    expect(shellFrontEvents(engramHome), lastLogLines(engramHome)).toEqual(expect.arrayContaining(['PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop', 'SessionEnd']));
     await expectNothingLeft(home);
 
     // An unrelated prompt in a new session: the pinned engram at start, nothing for the prompt.

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, utimesSync } from 'node:fs'
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bundleEntry } from '../../scripts/bundle.mjs';
-import { HOOK_ENTRIES, PIPE_BUF, mailboxOf, postToMailbox } from '../../hooks/run.cjs';
+import { HOOK_ENTRIES, PIPE_BUF, mailboxOf, postToMailbox, shellMailboxOf } from '../../hooks/run.cjs';
 import { ANSWER_KEEP_MS } from '../../src/server/mailbox-server.js';
 import { serverPaths } from '../../src/server/address.js';
 import { ROOT, spawnJsonLines, tempDir, until } from '../_helpers.js';
@@ -115,8 +115,10 @@ describe.skipIf(process.platform === 'win32')('the hooks’ mailbox', () => {
     // wait out its whole timeout; with no pipe of the new name, the hook asks the socket and that server declines it.
     const home = tempDir();
     expect(mailboxOf(home).fifo).toBe(join(home, 'run', 'hook-calls.fifo'));
-    expect(serverPaths(home).mailbox).toEqual(mailboxOf(home));
-    expect(serverPaths(`${home}/`).mailbox).toEqual(mailboxOf(home));
+    expect(serverPaths(home).mailbox).toEqual({ ...mailboxOf(home), shell: shellMailboxOf(home) });
+    expect(serverPaths(`${home}/`).mailbox).toEqual({ ...mailboxOf(home), shell: shellMailboxOf(home) });
+    // The shell front's pipe is its own: a server that does not read its lines never makes it.
+    expect(shellMailboxOf(home)).toEqual({ fifo: join(home, 'run', 'hook-calls-sh.fifo'), pid: join(home, 'run', 'hook-calls-sh.pid') });
   });
 
   it('without a pipe there is no mailbox: null, so the hook asks the socket', () => {

@@ -30,13 +30,15 @@ export function isEngramCommand(command: unknown): command is string {
 }
 
 /**
- * The install folder an Engram command runs from (`node [--option …] "<root>/hooks/run.cjs" …`; the options are
+ * The install folder an Engram command runs from (`sh "<root>/hooks/run.sh" …`, or before the shell front
+ * `node [--option …] "<root>/hooks/run.cjs" …`; the options are
  * scripts/hook-registry.mjs HOOK_NODE_OPTIONS, or none in commands registered before them), or undefined when the
  * command is not in that form (a plugin placeholder, a hand-written variant).
  */
 export function commandRoot(command: string): string | undefined {
-  const quoted = /^node (?:--[a-z0-9-]+(?:=[^\s"]+)? )*"([^"]+)\/hooks\/run\.[cm]js"/.exec(command);
-  if (quoted?.[1]) return quoted[1].includes('${') ? undefined : quoted[1];
+  const quoted = /^(?:node (?:--[a-z0-9-]+(?:=[^\s"]+)? )*"([^"]+)\/hooks\/run\.[cm]js"|sh "([^"]+)\/hooks\/run\.sh")/.exec(command);
+  const folder = quoted?.[1] ?? quoted?.[2];
+  if (folder) return folder.includes('${') ? undefined : folder;
   const bare = /^node (?:--[a-z0-9-]+(?:=[^\s"]+)? )*(\/\S+)\/hooks\/run\.[cm]js /.exec(command);
   return bare?.[1];
 }

@@ -103,11 +103,12 @@ describe('checkCodex', () => {
   });
 });
 
-/** A fake install folder: all a settings hook needs is `<root>/hooks/run.cjs`. */
+/** A fake install folder: all a settings hook needs is `<root>/hooks/run.sh` and the `run.cjs` it runs. */
 function fakeInstall(): string {
   const root = realpathSync(tempDir('engram-root-'));
   mkdirSync(join(root, 'hooks'));
   writeFileSync(join(root, 'hooks', 'run.cjs'), '');
+  writeFileSync(join(root, 'hooks', 'run.sh'), '');
   return root;
 }
 

@@ -5,11 +5,12 @@ import { readEnv } from '../../../src/core/index.js';
 import { installHooks, uninstallHooks, type Agent, type Scope } from '../../../src/services/index.js';
 import { tempDir } from '../../_helpers.js';
 
-/** A fake install folder: all a settings hook needs is `<root>/hooks/run.cjs`. */
+/** A fake install folder: all a settings hook needs is `<root>/hooks/run.sh` and the `run.cjs` it runs. */
 function installRoot(): string {
   const root = realpathSync(tempDir('engram-root-'));
   mkdirSync(join(root, 'hooks'));
   writeFileSync(join(root, 'hooks', 'run.cjs'), '');
+  writeFileSync(join(root, 'hooks', 'run.sh'), '');
   return root;
 }
 
@@ -48,11 +49,11 @@ describe('engram hooks install (Claude Code)', () => {
     const written = json(file);
     expect(Object.keys(written.hooks)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'PostToolUseFailure', 'Stop', 'SessionEnd']);
     expect(written.hooks.SessionStart).toEqual([
-      { matcher: 'startup|resume|clear|compact|fork', hooks: [{ type: 'command', command: `node --v8-pool-size=1 "${root}/hooks/run.cjs" session-start --agent claude`, timeout: 15 }] },
+      { matcher: 'startup|resume|clear|compact|fork', hooks: [{ type: 'command', command: `sh "${root}/hooks/run.sh" session-start --agent claude`, timeout: 15 }] },
     ]);
     expect(written.hooks.PostToolUse[0].hooks[0].async).toBeUndefined();
     expect(result.added).toHaveLength(7);
-    expect(result.added[0]).toEqual({ event: 'SessionStart', matcher: 'startup|resume|clear|compact|fork', command: `node --v8-pool-size=1 "${root}/hooks/run.cjs" session-start --agent claude`, timeout: 15 });
+    expect(result.added[0]).toEqual({ event: 'SessionStart', matcher: 'startup|resume|clear|compact|fork', command: `sh "${root}/hooks/run.sh" session-start --agent claude`, timeout: 15 });
     expect(readFileSync(file, 'utf8')).toBe(`${JSON.stringify(written, null, 2)}\n`);
   });
 
@@ -102,14 +103,14 @@ describe('engram hooks install (Claude Code)', () => {
 
     const moved = await install(m, newRoot, 'claude');
     expect(moved.changed).toBe(true);
-    expect(moved.removed.map((entry) => entry.command)).toEqual(expect.arrayContaining([`node --v8-pool-size=1 "${oldRoot}/hooks/run.cjs" stop --agent claude`]));
+    expect(moved.removed.map((entry) => entry.command)).toEqual(expect.arrayContaining([`sh "${oldRoot}/hooks/run.sh" stop --agent claude`]));
     expect(moved.removed).toHaveLength(7);
     expect(moved.added).toHaveLength(7);
     const text = readFileSync(file, 'utf8');
     expect(text).not.toContain(oldRoot);
     const written = json(file);
     expect(written.hooks.Stop).toEqual([
-      { hooks: [{ type: 'command', command: `node --v8-pool-size=1 "${newRoot}/hooks/run.cjs" stop --agent claude`, timeout: 10 }] },
+      { hooks: [{ type: 'command', command: `sh "${newRoot}/hooks/run.sh" stop --agent claude`, timeout: 10 }] },
       { hooks: [{ type: 'command', command: 'after-engram.sh' }] },
     ]);
   });
@@ -228,7 +229,7 @@ describe('engram hooks install (Codex)', () => {
     const written = json(result.file);
     expect(Object.keys(written.hooks)).toEqual(['SessionStart', 'UserPromptSubmit', 'PreToolUse', 'PostToolUse', 'Stop', 'SessionEnd']);
     expect(JSON.stringify(written)).not.toContain('"async"');
-    expect(written.hooks.PreToolUse[0]).toEqual({ matcher: 'Bash|apply_patch', hooks: [{ type: 'command', command: `node --v8-pool-size=1 "${root}/hooks/run.cjs" pre-tool-use --agent codex`, timeout: 5 }] });
+    expect(written.hooks.PreToolUse[0]).toEqual({ matcher: 'Bash|apply_patch', hooks: [{ type: 'command', command: `sh "${root}/hooks/run.sh" pre-tool-use --agent codex`, timeout: 5 }] });
     expect(result.next_steps.join('\n')).toMatch(/skips hooks it has not trusted.*engram hooks trust --agent codex.*\/hooks/s);
   });
 
@@ -237,7 +238,7 @@ describe('engram hooks install (Codex)', () => {
     const root = installRoot();
     const result = await install(m, root, 'codex', { scope: 'project', cwd: join(m.repo, 'src') });
     expect(result.file).toBe(join(m.repo, '.codex', 'hooks.json'));
-    expect(json(result.file).hooks.Stop[0].hooks[0].command).toBe(`node --v8-pool-size=1 "${root}/hooks/run.cjs" stop --agent codex`);
+    expect(json(result.file).hooks.Stop[0].hooks[0].command).toBe(`sh "${root}/hooks/run.sh" stop --agent codex`);
     expect(result.warnings.join('\n')).toContain('only for a trusted project');
   });
 

@@ -10,6 +10,7 @@ function installRoot(): string {
   const root = realpathSync(tempDir('engram-root-'));
   mkdirSync(join(root, 'hooks'));
   writeFileSync(join(root, 'hooks', 'run.cjs'), '');
+  writeFileSync(join(root, 'hooks', 'run.sh'), '');
   return root;
 }
 

@@ -1,0 +1,46 @@
+/**
+ * A stand-in for the warm server, for test/hooks/run-sh.test.ts: the real mailbox (server/mailbox-server.ts) in a
+ * child process, with the shell front's pipe or without it (a server from before the shell front):
+ *   _shell-server-child <home> echo|decline|slow|old
+ * `echo` answers a shell front's call with what it got (entry, agent, hints, root, plugin data, the payload's length
+ * and its first bytes); `decline` declines it (the hook runs the Node launcher); `slow` claims it and answers only
+ * after 3 s (past the hook's wait); `old` opens no shell pipe. Every mode answers the Node launcher's calls (the other
+ * pipe) with `node: <event> <mailbox form>`. Prints {ready}, {shell}, {call}, {withdrawn}, {error}; exits on SIGTERM.
+ * (A stand-in for the server's handler, to steer each case; test/e2e/hooks.test.ts runs the real server.)
+ */
+import { mailboxOf, shellMailboxOf } from '../../hooks/run.cjs';
+import { openMailbox } from '../../src/server/mailbox-server.js';
+
+const [home, mode] = process.argv.slice(2) as [string, string];
+const say = (value: unknown): void => void process.stdout.write(`${JSON.stringify(value)}\n`);
+
+const opened = openMailbox(
+  { ...mailboxOf(home), ...(mode === 'old' ? {} : { shell: shellMailboxOf(home) }) },
+  {
+    onCall(call) {
+      const request = JSON.parse(call.line) as { root?: string; version?: string; call: { event: string; stdin: string } };
+      say({ call: { event: request.call.event, stdinLength: request.call.stdin.length } });
+      const form = request.version !== undefined ? 'version' : 'root';
+      call.answer(`${JSON.stringify({ ok: true, op: 'hook', stdout: `node: ${request.call.event} ${form}\n`, outcome: 'test', ms: 0 })}\n`);
+    },
+    onShellCall(call) {
+      const got = { entry: call.entry, agent: call.agent, envHints: call.envHints, root: call.root, pluginData: call.pluginData, stdinLength: call.stdin?.length ?? null, stdinHead: call.stdin?.slice(0, 40) ?? null };
+      say({ shell: got });
+      if (mode === 'decline') call.decline();
+      else if (mode === 'slow') setTimeout(() => call.answer('late\n'), 3_000);
+      else call.answer(`${JSON.stringify(got)}\n`);
+    },
+    onWithdrawn: (event) => say({ withdrawn: event }),
+    onError: (error) => say({ error: String(error) }),
+  },
+);
+if ('error' in opened) {
+  say({ error: String(opened.error) });
+  process.exit(1);
+}
+process.on('SIGTERM', () => {
+  opened.close();
+  process.exit(0);
+});
+process.on('SIGUSR1', () => opened.sweep());
+say({ ready: true });
