@@ -214,11 +214,13 @@ export function openMailbox(
     mkdirSync(mailbox.dir, { mode: 0o700 });
   }
 
-  /** Makes the pipe and reads calls (or call ids) from it. Throws when the pipe cannot be made or opened. */
-  function listen(): Socket {
-    execFileSync('mkfifo', ['-m', '600', mailbox.fifo], { stdio: 'ignore', timeout: 5_000 });
-    // Read and write: the pipe then never reports end-of-file when the last hook closes it, and opening never waits.
-    const fd = openSync(mailbox.fifo, constants.O_RDWR | constants.O_NONBLOCK);
+  /**
+   * Makes the named pipe `fifo` and hands each line written to it to `onLine`. Read and write: the pipe then never
+   * reports end-of-file when the last hook closes it, and opening never waits. Throws when it cannot be made or opened.
+   */
+  function readLines(fifo: string, onLine: (line: string) => void): Socket {
+    execFileSync('mkfifo', ['-m', '600', fifo], { stdio: 'ignore', timeout: 5_000 });
+    const fd = openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK);
     const socket = new Socket({ fd, readable: true, writable: false });
     let buffer = '';
     socket.setEncoding('utf8');
@@ -229,17 +231,24 @@ export function openMailbox(
       while ((end = buffer.indexOf('\n')) >= 0) {
         const line = buffer.slice(0, end);
         buffer = buffer.slice(end + 1);
-        // `<id> <call>` (the call in the pipe) or `<id>` (the call in `<id>.req`).
-        const space = line.indexOf(' ');
-        const id = space < 0 ? line : line.slice(0, space);
-        // An empty line is a hook's wake-up (hooks/run.cjs wakeServer), sent before it reads stdin: being read is all
-        // it asks. Every server reading this pipe skips it.
-        if (MAILBOX_ID.test(id)) take(id, space < 0 ? null : line.slice(space + 1));
+        onLine(line);
       }
       // A hook's line fits in one atomic pipe write: anything longer without a newline is not a hook's.
       if (buffer.length > PIPE_BUF) buffer = '';
     });
     return socket;
+  }
+
+  /** Makes the pipe and reads calls (or call ids) from it. Throws when the pipe cannot be made or opened. */
+  function listen(): Socket {
+    return readLines(mailbox.fifo, (line) => {
+      // `<id> <call>` (the call in the pipe) or `<id>` (the call in `<id>.req`).
+      const space = line.indexOf(' ');
+      const id = space < 0 ? line : line.slice(0, space);
+      // An empty line is a hook's wake-up (hooks/run.cjs wakeServer), sent before it reads stdin: being read is all
+      // it asks. Every server reading this pipe skips it.
+      if (MAILBOX_ID.test(id)) take(id, space < 0 ? null : line.slice(space + 1));
+    });
   }
 
   /**
@@ -249,22 +258,9 @@ export function openMailbox(
    */
   function listenShell(shell: { fifo: string; pid: string }): Socket {
     rmSync(shell.fifo, { force: true });
-    execFileSync('mkfifo', ['-m', '600', shell.fifo], { stdio: 'ignore', timeout: 5_000 });
-    const fd = openSync(shell.fifo, constants.O_RDWR | constants.O_NONBLOCK);
-    const socket = new Socket({ fd, readable: true, writable: false });
-    let buffer = '';
-    socket.setEncoding('utf8');
-    socket.on('error', (error) => handlers.onError(error));
-    socket.on('data', (chunk: string) => {
-      buffer += chunk;
-      let end: number;
-      while ((end = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, end);
-        buffer = buffer.slice(end + 1);
-        const fields = SHELL_LINE.exec(line);
-        if (fields) takeShell(fields);
-      }
-      if (buffer.length > PIPE_BUF) buffer = '';
+    const socket = readLines(shell.fifo, (line) => {
+      const fields = SHELL_LINE.exec(line);
+      if (fields) takeShell(fields);
     });
     const staged = `${shell.pid}.${process.pid}`;
     writeFileSync(staged, `${process.pid}\n`, { mode: 0o600 });
