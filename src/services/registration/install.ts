@@ -58,8 +58,10 @@ function checkInstallRoot(root: string): void {
   if (/["$`\\]/.test(root)) {
     throw new EngramError('INVALID_INPUT', `Engram's install folder ${root} holds a character (" $ \` \\) a hook command cannot quote safely; move Engram elsewhere`);
   }
-  if (!existsSync(join(root, 'hooks', 'run.cjs')) || !existsSync(join(root, 'hooks', 'run.sh'))) {
-    throw new EngramError('NOT_FOUND', `${join(root, 'hooks', 'run.cjs')} does not exist: run engram hooks install from a complete Engram install`);
+  for (const launcher of ['run.sh', 'run.cjs']) {
+    if (!existsSync(join(root, 'hooks', launcher))) {
+      throw new EngramError('NOT_FOUND', `${join(root, 'hooks', launcher)} does not exist: run engram hooks install from a complete Engram install`);
+    }
   }
 }
 

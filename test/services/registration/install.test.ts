@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readEnv } from '../../../src/core/index.js';
@@ -216,6 +216,10 @@ describe('engram hooks install (Claude Code)', () => {
   it('refuses an install folder without the hook launcher, and --trust for Claude', async () => {
     const m = machine();
     await expect(install(m, tempDir(), 'claude')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    // A folder of a version before the shell front: the registered command would name a file that is not there.
+    const nodeOnly = installRoot();
+    rmSync(join(nodeOnly, 'hooks', 'run.sh'));
+    await expect(install(m, nodeOnly, 'claude')).rejects.toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining('run.sh does not exist') });
     await expect(installHooks({ agent: 'claude', env: m.env, cwd: m.repo, installRoot: installRoot(), trust: { vars: {} } })).rejects.toMatchObject({ code: 'USAGE' });
   });
 });
