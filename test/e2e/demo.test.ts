@@ -25,6 +25,8 @@ describe('engram demo', () => {
     const ids = report.steps.flatMap((step) => step.injected.map((item) => item.id));
     expect(new Set(ids).size).toBe(ids.length); // never the same engram twice
     expect(report.steps.slice(1).every((step) => step.answered_by === 'server')).toBe(true);
+    // As the agent runs them: the registered command, whose shell front hands the warm server each event without Node.
+    expect(report.steps.slice(1).map((step) => step.front)).toEqual(Array(report.steps.length - 1).fill('sh'));
     expect(existsSync(report.home)).toBe(false);
     expect(existsSync(report.project)).toBe(false);
     // The user's own home was never touched.

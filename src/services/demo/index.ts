@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import * as z from 'zod';
+import { hookCommand } from '../../../scripts/hook-registry.mjs';
 import { EngramError, formatIssues, openStore } from '../../core/index.js';
 import { importEngrams } from '../transfer/index.js';
 
@@ -21,6 +22,8 @@ export interface DemoStep {
   detail: string;
   /** Which path answered (`server` or `in-process`), from the hook log. */
   answered_by: string | null;
+  /** `sh` when the shell front handed the event to the server without starting Node (hooks/run.sh), else null. */
+  front: string | null;
   /** Whole-process wall time of the hook, as the agent waits for it. */
   ms: number;
   exit_code: number | null;
@@ -64,7 +67,11 @@ function runHook(
 ): Promise<{ code: number | null; stdout: string; ms: number }> {
   return new Promise((resolve) => {
     const started = performance.now();
-    const child = spawn(process.execPath, [join(root, 'hooks', 'run.cjs'), entry, '--agent', 'claude'], { env, stdio: ['pipe', 'pipe', 'ignore'] });
+    // What the agent runs: the registered command line through `sh -c` (the shell front, which hands the event to the
+    // warm server without starting Node); the Node launcher itself when the folder cannot be quoted in a command.
+    const child = /["$`\\]/.test(root)
+      ? spawn(process.execPath, [join(root, 'hooks', 'run.cjs'), entry, '--agent', 'claude'], { env, stdio: ['pipe', 'pipe', 'ignore'] })
+      : spawn('sh', ['-c', hookCommand(root, entry, 'claude')], { env, stdio: ['pipe', 'pipe', 'ignore'] });
     let stdout = '';
     child.stdout.on('data', (chunk) => (stdout += chunk));
     child.on('error', () => resolve({ code: null, stdout, ms: performance.now() - started }));
@@ -163,6 +170,7 @@ export async function runDemo(options: { installRoot: string; keep?: boolean; en
         event: step.event,
         detail: detailOf(step.event, input),
         answered_by: typeof logged?.path === 'string' ? logged.path : null,
+        front: typeof logged?.front === 'string' ? logged.front : null,
         ms: Math.round(result.ms),
         exit_code: result.code,
         injected: [...context.matchAll(/^- EG#(\d+) (.*)$/gm)].map((match) => ({ id: Number(match[1]), line: short(match[2] ?? '', 110) })),

@@ -17,7 +17,7 @@ export interface RegistrationOptions {
   env: EngramEnv;
   /** Project scopes resolve to the repository this folder belongs to. */
   cwd: string;
-  /** The running Engram's install folder; hook commands run `<installRoot>/hooks/run.cjs`. */
+  /** The running Engram's install folder; hook commands run `<installRoot>/hooks/run.sh`. */
   installRoot: string;
   /** Report what would change; write nothing. */
   dryRun?: boolean;
@@ -52,7 +52,8 @@ const TRUST_STEP =
   "(it records Codex's own hash of each Engram hook in config.toml; running it is your consent), " +
   'or start codex, type /hooks and trust them.';
 
-/** Hook commands are `node "<root>/hooks/run.cjs" …` run by a shell: the folder must exist and quote safely. */
+/** Hook commands are `sh "<root>/hooks/run.sh" …` (which runs `<root>/hooks/run.cjs`) run by a shell: the folder must
+ * exist, hold both, and quote safely. */
 function checkInstallRoot(root: string): void {
   if (!isAbsolute(root)) throw new EngramError('INTERNAL', `install folder ${root} is not absolute`);
   if (/["$`\\]/.test(root)) {

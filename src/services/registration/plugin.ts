@@ -9,7 +9,7 @@ export type Agent = (typeof AGENTS)[number];
 /** plugin.json as bundled with this build: the one list of Engram's hooks. */
 const PLUGIN = pluginManifest as { name: string; hooks: Parameters<typeof hookGroups>[0]['hooks'] };
 
-/** Engram's hook groups for one agent, with commands that run `<root>/hooks/run.cjs` (an absolute install folder). */
+/** Engram's hook groups for one agent, with commands that run `<root>/hooks/run.sh` (an absolute install folder). */
 export function engramHookGroups(agent: Agent, root: string): Record<string, HookGroup[]> {
   return hookGroups(PLUGIN, agent, root);
 }
