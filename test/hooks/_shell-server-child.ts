@@ -9,12 +9,11 @@
  * (A stand-in for the server's handler, to steer each case; test/e2e/hooks.test.ts runs the real server.)
  */
 import { mailboxOf, shellMailboxOf } from '../../hooks/run.cjs';
-import { openMailbox } from '../../src/server/mailbox-server.js';
+import { say, serve } from '../server/_mailbox-serve.js';
 
 const [home, mode] = process.argv.slice(2) as [string, string];
-const say = (value: unknown): void => void process.stdout.write(`${JSON.stringify(value)}\n`);
 
-const opened = openMailbox(
+const { mailbox, ready } = serve(
   { ...mailboxOf(home), ...(mode === 'old' ? {} : { shell: shellMailboxOf(home) }) },
   {
     onCall(call) {
@@ -31,16 +30,7 @@ const opened = openMailbox(
       else call.answer(`${JSON.stringify(got)}\n`);
     },
     onWithdrawn: (event) => say({ withdrawn: event }),
-    onError: (error) => say({ error: String(error) }),
   },
 );
-if ('error' in opened) {
-  say({ error: String(opened.error) });
-  process.exit(1);
-}
-process.on('SIGTERM', () => {
-  opened.close();
-  process.exit(0);
-});
-process.on('SIGUSR1', () => opened.sweep());
-say({ ready: true });
+process.on('SIGUSR1', () => mailbox.sweep());
+ready();
