@@ -585,12 +585,10 @@ function askWarmServer(entry, root) {
     if (opened && 'fd' in opened) fs.closeSync(opened.fd);
     return { stdin, mailbox: 'not-asked' };
   }
-  const argv = process.argv;
-  const flag = argv.indexOf('--agent', 2);
   const call = {
     event,
     stdin: stdin.text,
-    agentFlag: flag >= 0 ? argv[flag + 1] : undefined,
+    agentFlag: argvValue('--agent'),
     envHints: { codex: Boolean(env.PLUGIN_ROOT || env.CODEX_HOME), claude: Boolean(env.CLAUDE_PROJECT_DIR) },
   };
   const data = pluginData(env);
