@@ -50,6 +50,7 @@ import { createConnection } from 'node:net';
 import os from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import launcher from '../hooks/run.cjs';
 import { HOOK_NODE_OPTIONS } from '../scripts/hook-registry.mjs';
 import * as input from './hooks-corpus.mjs';
 
@@ -99,15 +100,8 @@ const RSS_RUNS = 5;
 
 /** Whole-process targets with the server up (median of paired ratios to a bare `node -e ''`; issue 19 for PreToolUse and SessionStart). */
 const TARGETS = { PreToolUse: 1.15, UserPromptSubmit: 1.6, SessionStart: 1.15 };
-const ENTRIES = {
-  PreToolUse: 'pre-tool-use',
-  UserPromptSubmit: 'user-prompt-submit',
-  SessionStart: 'session-start',
-  PostToolUse: 'post-tool-use',
-  PostToolUseFailure: 'post-tool-use-failure',
-  Stop: 'stop',
-  SessionEnd: 'session-end',
-};
+/** Each event's hook entry (`run.sh <entry>`), from the launcher's own table. */
+const ENTRIES = Object.fromEntries(Object.entries(launcher.HOOK_ENTRIES).map(([entry, { event }]) => [event, entry]));
 /** The events measured on the server path besides the targeted ones (no target: every hook goes through the same front). */
 const OTHER_EVENTS = ['PostToolUse', 'PostToolUseFailure', 'Stop', 'SessionEnd'];
 
