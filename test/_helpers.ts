@@ -18,6 +18,7 @@ import { dirname, join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterEach } from 'vitest';
+import { hookCommand } from '../scripts/hook-registry.mjs';
 import { openStore, type EngramError, type Store } from '../src/core/index.js';
 import { runCli } from '../src/cli/program.js';
 import { addEngram } from '../src/services/index.js';
@@ -154,7 +155,7 @@ export function hookProcess(
     const launcher = join(options.root ?? ROOT, 'hooks', 'run.cjs');
     const [program, args] =
       options.front === 'sh'
-        ? ['/bin/sh', ['-c', `sh "${join(options.root ?? ROOT, 'hooks', 'run.sh')}" ${entry} --agent ${options.agent ?? 'claude'}`]]
+        ? ['/bin/sh', ['-c', hookCommand(options.root ?? ROOT, entry, options.agent ?? 'claude')]]
         : [process.execPath, [launcher, entry, '--agent', options.agent ?? 'claude']];
     const child = spawn(program, args, {
       env: {
