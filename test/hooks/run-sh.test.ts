@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bundleEntry } from '../../scripts/bundle.mjs';
 import { FAST_PATH, HOOK_ENTRIES, NATIVE_BINDING, shellMailboxOf } from '../../hooks/run.cjs';
+import { hookCommand } from '../../scripts/hook-registry.mjs';
 import { ROOT, spawnJsonLines, tempDir, until } from '../_helpers.js';
 
 let bundled: Promise<string> | undefined;
@@ -79,6 +80,7 @@ interface HookOptions {
 
 /** Runs the registered command line through `sh -c`, as agents do. */
 function hook(options: HookOptions) {
+  // Written out, not hookCommand: some cases give an agent or a command-line shape the registry never writes.
   const command = `sh "${options.root}/hooks/run.sh" ${options.entry ?? 'pre-tool-use'} --agent ${options.agent ?? 'claude'}${options.args ?? ''}`;
   const env = { PATH: options.shim.path, HOME: options.home, ENGRAM_HOME: options.home, CLAUDE_PLUGIN_DATA: '/tmp/plugin data', ...options.env };
   const started = Date.now();
@@ -127,7 +129,7 @@ describe('the shell front, with a server that reads its pipe', () => {
       [0, 1, 2, 3, 4, 5, 6, 7].map(
         (n) =>
           new Promise<string>((resolve) => {
-            const child = spawn('/bin/sh', ['-c', `sh "${root}/hooks/run.sh" pre-tool-use --agent claude`], { env });
+            const child = spawn('/bin/sh', ['-c', hookCommand(root, 'pre-tool-use', 'claude')], { env });
             let out = '';
             child.stdout.on('data', (chunk) => (out += chunk));
             child.on('close', () => resolve(out));
@@ -178,7 +180,7 @@ describe('the shell front, with a server that reads its pipe', () => {
     const root = installFolder();
     const shim = shimPath();
     const env = { PATH: shim.path, HOME: server.home, ENGRAM_HOME: server.home };
-    const child = spawn('/bin/sh', ['-c', `sh "${root}/hooks/run.sh" stop --agent claude`], { env });
+    const child = spawn('/bin/sh', ['-c', hookCommand(root, 'stop', 'claude')], { env });
     let out = '';
     child.stdout.on('data', (chunk) => (out += chunk));
     const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
