@@ -642,3 +642,270 @@ if (args.includes('--round9')) {
   // The shipped-then-withdrawn version in choose.ts (INJECT.bothFirst, commit 59c0285) gave the same rows as
   // `both first, gap 1.3–1.45, margin 0.1–0.2, m ≥ 2` here; docs/SEARCH.md "Round 9".
 }
+
+// Round 10: every lesson-set injection as hooks run (tool events and prompts), with its place among the injections,
+// event, clause and signals; `--list10 SET` prints them, `--tally10` counts right / wrong per event and place.
+const production = (row: Row): Array<{ hit: SearchHit; relevance: ReturnType<typeof relevance> }> => {
+  const tool = row.event !== null && row.event !== 'UserPromptSubmit';
+  if (row.abstained || row.weak) return [];
+  return chooseHits(row.results.map(hitOf), row.hook_query ?? row.q, { max: tool ? INJECT.toolMax : INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, keywordMargin: tool, promptWinner: !tool, hybrid: hybridRow(row) });
+};
+const isRelevantHit = (row: Row, id: number): boolean => (row.results.find((r) => r.id === id)?.mem ?? []).some((m) => row.relevant.includes(m));
+if (args.includes('--tally10') || args.includes('--list10')) {
+  const set = args.includes('--list10') ? (args[args.indexOf('--list10') + 1] as string) : null;
+  const tally = new Map<string, { good: number; bad: number; unan: number }>();
+  for (const row of rows) {
+    if (set !== null && row.set !== set) continue;
+    const chosen = production(row);
+    const query = row.hook_query ?? row.q;
+    chosen.forEach((c, i) => {
+      const good = isRelevantHit(row, c.hit.id);
+      const key = `${row.set}|${row.embedder}|${row.event ?? 'prompt'}|place ${i + 1}`;
+      const t = tally.get(key) ?? { good: 0, bad: 0, unan: 0 };
+      if (row.relevant.length === 0) t.unan++; else if (good) t.good++; else t.bad++;
+      tally.set(key, t);
+      if (set !== null && (row.embedder === 'use-lite' || hybridRow(row))) {
+        const hits = row.results.map(hitOf);
+        console.log(`${row.embedder.padEnd(15)} ${(row.event ?? 'prompt').slice(0, 10).padEnd(10)} ${good ? 'GOOD' : row.relevant.length ? 'bad ' : 'UNAN'} #${i + 1}/${chosen.length} ${c.relevance.reason} m${c.relevance.matched}/${contentTerms(query).size} pos ${hits.indexOf(c.hit) + 1} s${c.hit.score.toFixed(3)} b${(c.hit.signals.bm25 ?? 0).toFixed(2)} ratio ${bm25Ratio(hits, c.hit).toFixed(2)} r${c.hit.ranks.bm25 ?? '-'}/${c.hit.ranks.vector ?? '-'} v${c.hit.signals.vector?.toFixed(2) ?? '-'} | ${query.slice(0, 60)} | ${c.hit.engram.text.slice(0, 50)}`);
+      }
+    });
+  }
+  if (args.includes('--tally10')) for (const [key, t] of [...tally].sort()) console.log(`${key.padEnd(50)} good ${t.good} bad ${t.bad} unanswerable ${t.unan}`);
+}
+
+// Round 10 variants: each sets INJECT fields for its run (restored after) and may filter the production choice.
+interface V10 { name: string; set?: Record<string, unknown>; filter?: (row: Row, chosen: ReturnType<typeof production>) => ReturnType<typeof production> }
+function choose10(row: Row, v: V10): ReturnType<typeof production> {
+  const inject = INJECT as unknown as Record<string, unknown>;
+  const saved: Record<string, unknown> = {};
+  for (const [k, value] of Object.entries(v.set ?? {})) { saved[k] = inject[k]; inject[k] = value; }
+  try {
+    const chosen = production(row);
+    return v.filter ? v.filter(row, chosen) : chosen;
+  } finally {
+    for (const [k, value] of Object.entries(saved)) inject[k] = value;
+  }
+}
+const round10Variants: V10[] = [{ name: 'shipped' }];
+round10Variants.push({ name: 'prompt terms: keep tool/error words', set: { promptTermsExperiment: 'paths' } });
+round10Variants.push({ name: 'prompt terms: no generic filter', set: { promptTermsExperiment: 'none' } });
+for (const keep of ['error,exit,code,failed,failure,status,command', 'bash,edit,write,read,grep,glob,multiedit,multi,notebookedit,notebook,task,agent,apply,patch', 'agent,task', 'error,failed,failure,command', 'command', 'agent', 'read', 'write', 'edit', 'code', 'error', 'failed,failure'])
+  round10Variants.push({ name: `prompt terms keep ${keep.slice(0, 30)}`, set: { promptTermsExperiment: `keep:${keep}` } });
+// A hit the vectors lead (vector rank above its BM25 rank) injected together with a hit BM25 ranks higher: the two
+// signals order the pair differently; keep the keywords' one.
+const bm25Rank = (c: { hit: SearchHit }): number => c.hit.ranks.bm25 ?? 999;
+const vectorLed = (c: { hit: SearchHit }): boolean => (c.hit.ranks.vector ?? 999) < bm25Rank(c);
+for (const scope of ['any', 'bm25-first', 'vector-first']) round10Variants.push({
+  name: `vector-led rides with a BM25-higher one: dropped (${scope})`,
+  filter: (row, chosen) => {
+    if (!hybridRow(row) || chosen.length < 2) return chosen;
+    return chosen.filter((c) => !(vectorLed(c) && chosen.some((o) => o !== c && bm25Rank(o) < bm25Rank(c) && (scope === 'any' || (scope === 'bm25-first' ? bm25Rank(o) === 1 : c.hit.ranks.vector === 1)))));
+  },
+});
+round10Variants.push({ name: 'prompt: at most one injection', filter: (row, chosen) => (hybridRow(row) ? chosen.slice(0, 1) : chosen) });
+round10Variants.push({ name: 'prompt: second+ must be BM25-led', filter: (row, chosen) => (hybridRow(row) ? chosen.filter((c, i) => i === 0 || !vectorLed(c)) : chosen) });
+const distilled = (row: Row): boolean => row.model === 'transformers';
+round10Variants.push({ name: 'K1 distilled: second+ must be BM25-led', filter: (row, chosen) => (hybridRow(row) && distilled(row) ? chosen.filter((c, i) => i === 0 || !vectorLed(c)) : chosen) });
+for (const scope of ['any', 'vector-first']) round10Variants.push({
+  name: `K2 distilled: vector-led rides with BM25-higher dropped (${scope})`,
+  filter: (row, chosen) => {
+    if (!hybridRow(row) || !distilled(row) || chosen.length < 2) return chosen;
+    return chosen.filter((c) => !(vectorLed(c) && chosen.some((o) => o !== c && bm25Rank(o) < bm25Rank(c) && (scope === 'any' || c.hit.ranks.vector === 1))));
+  },
+});
+for (const depth of [1, 2, 3]) round10Variants.push({ name: `K1b distilled: second+ needs BM25 rank <= ${depth}`, filter: (row, chosen) => (hybridRow(row) && distilled(row) ? chosen.filter((c, i) => i === 0 || bm25Rank(c) <= depth) : chosen) });
+for (const gap of [1, 2, 3]) round10Variants.push({ name: `K1c distilled: second+ vector-led by >= ${gap} ranks dropped`, filter: (row, chosen) => (hybridRow(row) && distilled(row) ? chosen.filter((c, i) => i === 0 || bm25Rank(c) - (c.hit.ranks.vector ?? 999) < gap) : chosen) });
+round10Variants.push({ name: 'K1d all models: second+ vector-led dropped when the first is BM25-led', filter: (row, chosen) => (hybridRow(row) && chosen[0] && !vectorLed(chosen[0]) ? chosen.filter((c, i) => i === 0 || !vectorLed(c)) : chosen) });
+round10Variants.push({ name: 'K1e distilled: second+ vector-led dropped when the first is BM25-led', filter: (row, chosen) => (hybridRow(row) && distilled(row) && chosen[0] && !vectorLed(chosen[0]) ? chosen.filter((c, i) => i === 0 || !vectorLed(c)) : chosen) });
+round10Variants.push({ name: 'K1f distilled: second+ vector-led with fewer terms than the first dropped', filter: (row, chosen) => (hybridRow(row) && distilled(row) && chosen[0] ? chosen.filter((c, i) => i === 0 || !(vectorLed(c) && c.relevance.matched < chosen[0]!.relevance.matched)) : chosen) });
+round10Variants.push({ name: 'K1g distilled: second+ vector-led with no more terms than the first dropped', filter: (row, chosen) => (hybridRow(row) && distilled(row) && chosen[0] ? chosen.filter((c, i) => i === 0 || !(vectorLed(c) && c.relevance.matched <= chosen[0]!.relevance.matched)) : chosen) });
+round10Variants.push({ name: 'K1h all: second+ vector-led with fewer terms than the first dropped', filter: (row, chosen) => (hybridRow(row) && chosen[0] ? chosen.filter((c, i) => i === 0 || !(vectorLed(c) && c.relevance.matched < chosen[0]!.relevance.matched)) : chosen) });
+round10Variants.push({ name: 'K4 distilled: at most one injection', filter: (row, chosen) => (hybridRow(row) && distilled(row) ? chosen.slice(0, 1) : chosen) });
+// Coverage over the prompt's terms some memory of the set holds (the store's vocabulary; dialogue: the union of its
+// conversations, an approximation): a word no memory holds cannot be matched by any, so it should not dilute coverage.
+const setDirs: Record<string, string> = { eval: 'eval', conversations: 'eval-conversations', lessons: 'eval-lessons', dialogue: 'eval-dialogue' };
+const vocab = new Map<string, Set<string>>();
+function vocabOf(set: string): Set<string> {
+  let v = vocab.get(set);
+  if (!v) {
+    v = new Set();
+    for (const line of readFileSync(`fixtures/${setDirs[set]}/memories.jsonl`, 'utf8').split('\n')) {
+      if (!line.trim()) continue;
+      const m = JSON.parse(line) as { text: string; title?: string; category?: string; tags?: string[] };
+      for (const t of searchTerms(`${m.title ?? ''} ${m.text} ${m.category ?? ''} ${(m.tags ?? []).join(' ')}`)) v.add(t);
+    }
+    vocab.set(set, v);
+  }
+  return v;
+}
+round10Variants.push({
+  name: 'prompt coverage over held terms',
+  filter: (row, chosen) => {
+    if (row.event !== null && row.event !== 'UserPromptSubmit') return chosen;
+    if (row.abstained || row.weak) return chosen;
+    const all = contentTerms(row.hook_query ?? row.q);
+    const held = new Set([...all].filter((t) => vocabOf(row.set).has(t)));
+    if (held.size === 0 || held.size === all.size) return chosen;
+    // Replay chooseHits with the held terms only: pass a query made of them (terms are already stems; searchTerms of a stem is the stem, mostly).
+    return chooseHits(row.results.map(hitOf), [...held].join(' '), { max: INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, promptWinner: true, hybrid: hybridRow(row) });
+  },
+});
+// Phrase evidence: a result holding two of the prompt's content words side by side, in the prompt's order (stems,
+// stop words out, as BM25 reads both).
+function sharedPairs(query: string, text: string): number {
+  const q = searchTerms(query).filter((t) => contentTerms(t).size > 0);
+  const h = searchTerms(text);
+  const pairs = new Set<string>();
+  for (let i = 0; i + 1 < h.length; i++) pairs.add(`${h[i]} ${h[i + 1]}`);
+  let n = 0;
+  for (let i = 0; i + 1 < q.length; i++) if (q[i] !== q[i + 1] && pairs.has(`${q[i]} ${q[i + 1]}`)) n++;
+  return n;
+}
+for (const where of ['bm25-first', 'first']) for (const gap of [1, 1.2, 1.4]) for (const minMatched of [2]) round10Variants.push({
+  name: `A2 phrase admit (${where}, gap ${gap}, m>=${minMatched})`,
+  filter: (row, chosen) => {
+    if (!hybridRow(row) || chosen.length > 0 || row.abstained || row.weak) return chosen;
+    const hits = row.results.map(hitOf);
+    const first = where === 'first' ? hits[0] : hits.find((h) => h.ranks.bm25 === 1);
+    if (!first) return chosen;
+    const query = row.hook_query ?? row.q;
+    const found = relevance(first, contentTerms(query, true), row.model, true);
+    if (found.matched < minMatched || bm25Ratio(hits, first) < gap) return chosen;
+    if (sharedPairs(query, `${first.engram.title ?? ''} ${first.engram.text}`) < 1) return chosen;
+    return [{ hit: first, relevance: found }];
+  },
+});
+round10Variants.push({ name: 'prompt terms: a file name keeps its generic words', set: { promptTermsExperiment: 'filenames' } });
+// Per event kind: the lexical rule's numbers for tool events or prompts alone.
+const withLexical = (lexical: Record<string, number>, kind: 'tool' | 'prompt') => (row: Row, chosen: ReturnType<typeof production>): ReturnType<typeof production> => {
+  const tool = row.event !== null && row.event !== 'UserPromptSubmit';
+  if ((kind === 'tool') !== tool) return chosen;
+  const lex = INJECT.lexical as unknown as Record<string, number>;
+  const saved = { ...lex };
+  Object.assign(lex, lexical);
+  try { return production(row); } finally { Object.assign(lex, saved); }
+};
+for (const kind of ['tool', 'prompt'] as const) {
+  for (const minCoverage of [0.34, 0.4, 0.45, 0.6, 0.67]) round10Variants.push({ name: `${kind}: minCoverage ${minCoverage}`, filter: withLexical({ minCoverage }, kind) });
+  for (const strongMatched of [3, 5]) round10Variants.push({ name: `${kind}: strongMatched ${strongMatched}`, filter: withLexical({ strongMatched }, kind) });
+  for (const shortQueryTerms of [1, 3]) round10Variants.push({ name: `${kind}: shortQueryTerms ${shortQueryTerms}`, filter: withLexical({ shortQueryTerms }, kind) });
+  round10Variants.push({ name: `${kind}: minMatched 3`, filter: withLexical({ minMatched: 3 }, kind) });
+}
+// The mirror of round 7: a prompt's lexical injection needs the vector list's top N (the vectors must not contradict
+// the keywords), for every lexical hit or only the weakest clause (two terms at coverage under 0.6).
+for (const scope of ['all', 'weak']) for (const depth of [3, 5, 10, 20]) for (const kinds of ['all', 'distilled']) round10Variants.push({
+  name: `M lexical needs vector top ${depth} (${scope}, ${kinds})`,
+  filter: (row, chosen) => {
+    if (!hybridRow(row) || (kinds === 'distilled' && !distilled(row))) return chosen;
+    return chosen.filter((c) => {
+      if (c.relevance.reason !== 'lexical') return true;
+      if (scope === 'weak' && !(c.relevance.matched < INJECT.lexical.strongMatched && c.relevance.coverage < 0.6)) return true;
+      return c.hit.ranks.vector !== null && c.hit.ranks.vector <= depth;
+    });
+  },
+});
+if (args.includes('--round10')) printVariants(round10Variants, choose10, 44);
+if (args.includes('--dropped10')) {
+  for (const row of rows) {
+    if (!hybridRow(row)) continue;
+    const chosen = production(row);
+    if (chosen.length < 2) continue;
+    const terms = contentTerms(row.hook_query ?? row.q);
+    for (const c of chosen) {
+      if (!vectorLed(c)) continue;
+      const higher = chosen.filter((o) => o !== c && bm25Rank(o) < bm25Rank(c));
+      if (higher.length === 0) continue;
+      const good = isRelevantHit(row, c.hit.id);
+      const hg = higher.map((o) => (isRelevantHit(row, o.hit.id) ? 'G' : 'b')).join('');
+      console.log(`${row.set.padEnd(13)} ${row.embedder.padEnd(15)} ${good ? 'GOOD' : row.relevant.length ? 'bad ' : 'UNAN'} place ${chosen.indexOf(c) + 1}/${chosen.length} higher ${hg} r${c.hit.ranks.bm25}/${c.hit.ranks.vector} vs ${higher.map((o) => `${o.hit.ranks.bm25}/${o.hit.ranks.vector}`).join(',')} m${c.relevance.matched}/${terms.size} vs ${higher.map((o) => o.relevance.matched).join(',')} b/best ${((c.hit.signals.bm25 ?? 0) / Math.max(...higher.map((o) => o.hit.signals.bm25 ?? 0))).toFixed(2)} sim ${c.hit.signals.vector?.toFixed(2)} vs ${higher.map((o) => o.hit.signals.vector?.toFixed(2)).join(',')} only ${chosen.some((o) => o !== c && isRelevantHit(row, o.hit.id)) ? 'no' : 'YES'} | ${(row.hook_query ?? row.q).slice(0, 50)}`);
+    }
+  }
+}
+// Round 10: a prompt's first injection by its BM25 lead over every other result (ratio), per set, model and outcome.
+if (args.includes('--ratio10')) {
+  const buckets = [0.8, 1.0, 1.05, 1.1, 1.2, 1.3, 1.5, 2, 1e9];
+  const tally = new Map<string, number[]>();
+  for (const row of rows) {
+    if (!hybridRow(row)) continue;
+    const chosen = production(row);
+    const first = chosen[0];
+    if (!first) continue;
+    const hits = row.results.map(hitOf);
+    const own = first.hit.signals.bm25 ?? 0;
+    let next = 0;
+    for (const h of hits) if (h.id !== first.hit.id) next = Math.max(next, h.signals.bm25 ?? 0);
+    const ratio = next > 0 ? own / next : 99;
+    const b = buckets.findIndex((x) => ratio < x);
+    const outcome = row.relevant.length === 0 ? 'UNAN' : isRelevantHit(row, first.hit.id) ? 'GOOD' : 'bad';
+    const key = `${row.set}|${row.embedder}|${outcome}`;
+    const arr = tally.get(key) ?? buckets.map(() => 0);
+    arr[b]!++;
+    tally.set(key, arr);
+  }
+  console.log(`ratio < ${buckets.join(' | ')}`);
+  for (const [k, arr] of [...tally].sort()) console.log(`${k.padEnd(34)} ${arr.join(' | ')}`);
+}
+// Round 10: tool events by tool name: injected right / wrong / unanswerable spoke, and withheld by the margin
+// (the relevance rule keeps a relevant first hit the margin refuses) — dev, one model (tool events are BM25 alone).
+if (args.includes('--tools10')) {
+  const tally = new Map<string, Record<string, number>>();
+  for (const row of rows) {
+    if (row.embedder !== 'use-lite' || row.event === null || row.event === 'UserPromptSubmit') continue;
+    const tool = `${row.event}:${(row.hook_query ?? row.q).split(' ')[0]}`;
+    const chosen = production(row);
+    const hits = row.results.map(hitOf);
+    const noMargin = row.abstained || row.weak ? [] : chooseHits(hits, row.hook_query ?? row.q, { max: INJECT.toolMax, alreadyShown: new Set(), embedderKind: row.model });
+    const t = tally.get(tool) ?? {};
+    const add = (k: string): void => { t[k] = (t[k] ?? 0) + 1; };
+    add(row.relevant.length ? 'answerable' : 'unanswerable');
+    if (chosen.length) add(row.relevant.length === 0 ? 'UNAN-spoke' : isRelevantHit(row, chosen[0]!.hit.id) ? 'right' : 'wrong');
+    else if (noMargin.length) add(row.relevant.length === 0 ? 'margin-saved-unan' : isRelevantHit(row, noMargin[0]!.hit.id) ? 'margin-withheld-right' : 'margin-withheld-wrong');
+    tally.set(tool, t);
+  }
+  for (const [k, t] of [...tally].sort()) console.log(`${k.padEnd(30)} ${Object.entries(t).sort().map(([a, b]) => `${a} ${b}`).join(' · ')}`);
+}
+// `--diff10 NAME`: the rows where the round-10 variant NAME (a prefix) chooses differently from the shipped choice.
+if (args.includes('--diff10')) {
+  const prefix = args[args.indexOf('--diff10') + 1] as string;
+  const v = round10Variants.find((x) => x.name.startsWith(prefix));
+  if (!v) throw new Error(`no variant ${prefix}`);
+  const tag = (row: Row, cs: ReturnType<typeof production>): string => cs.map((c) => `${row.relevant.length === 0 ? 'U' : isRelevantHit(row, c.hit.id) ? 'G' : 'b'}${c.hit.ranks.bm25 ?? '-'}/${c.hit.ranks.vector ?? '-'}:m${c.relevance.matched}`).join(',') || '∅';
+  for (const row of rows) {
+    const a = production(row);
+    const b = choose10(row, v);
+    if (a.map((c) => c.hit.id).join() === b.map((c) => c.hit.id).join()) continue;
+    if (row.embedder !== 'use-lite' && row.event !== null && row.event !== 'UserPromptSubmit') continue;
+    console.log(`${row.set.padEnd(13)} ${row.embedder.padEnd(15)} ${(row.event ?? 'prompt').slice(0, 10).padEnd(10)} ${tag(row, a)} → ${tag(row, b)} |${contentTerms(row.hook_query ?? row.q).size}| ${(row.hook_query ?? row.q).slice(0, 70)}`);
+  }
+}
+// Round 10: a prompt's second and third injections, by embedder kind and whether the vectors lead them (vector rank
+// above BM25 rank): right / wrong / on an unanswerable prompt, and how often it was the prompt's only right one.
+if (args.includes('--later10')) {
+  const tally = new Map<string, { good: number; bad: number; unan: number; onlyGood: number }>();
+  for (const row of rows) {
+    if (!hybridRow(row)) continue;
+    const chosen = production(row);
+    chosen.slice(1).forEach((c) => {
+      const key = `${row.set}|${row.model}|${vectorLed(c) ? 'vector-led' : 'BM25-led'}`;
+      const t = tally.get(key) ?? { good: 0, bad: 0, unan: 0, onlyGood: 0 };
+      const good = isRelevantHit(row, c.hit.id);
+      if (row.relevant.length === 0) t.unan++; else if (good) t.good++; else t.bad++;
+      if (good && !chosen.some((o) => o !== c && isRelevantHit(row, o.hit.id))) t.onlyGood++;
+      tally.set(key, t);
+    });
+  }
+  for (const [k, t] of [...tally].sort()) console.log(`${k.padEnd(40)} right ${t.good} (the prompt's only right one ${t.onlyGood}) wrong ${t.bad} unanswerable ${t.unan}`);
+}
+if (args.includes('--semantic10')) {
+  for (const row of rows) {
+    if (!hybridRow(row)) continue;
+    const chosen = production(row);
+    const hits = row.results.map(hitOf);
+    const terms = contentTerms(row.hook_query ?? row.q, true);
+    for (const c of chosen) {
+      if (c.relevance.reason !== 'semantic') continue;
+      const vm = vectorMargin(hits, hits.find((h) => h.id === c.hit.id)!);
+      console.log(`${row.set.padEnd(13)} ${row.embedder.padEnd(15)} ${row.relevant.length === 0 ? 'UNAN' : isRelevantHit(row, c.hit.id) ? 'GOOD' : 'bad '} place ${chosen.indexOf(c) + 1} r${c.hit.ranks.bm25}/${c.hit.ranks.vector} sim ${c.hit.signals.vector?.toFixed(2)} vmargin ${vm.toFixed(3)} m${c.relevance.matched}/${terms.size} ratio ${bm25Ratio(hits, hits.find((h) => h.id === c.hit.id)!).toFixed(2)} | ${(row.hook_query ?? row.q).slice(0, 60)}`);
+    }
+  }
+}

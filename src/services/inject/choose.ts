@@ -25,9 +25,24 @@ export function withoutGenericWords(query: string): string {
 }
 
 /** The query's content terms, the way BM25 analyses them, without tool and file-type words. */
-export function contentTerms(query: string): Set<string> {
+export function contentTerms(query: string, prompt = false): Set<string> {
+  const mode = (INJECT as unknown as { promptTermsExperiment?: string }).promptTermsExperiment;
+  if (prompt && mode === 'none') return new Set(searchTerms(query));
+  if (prompt && mode === 'paths') return new Set(searchTerms(query).filter((term) => !pathStems().has(term)));
+  if (prompt && mode === 'filenames') {
+    const kept = new Set(searchTerms(query).filter((term) => !genericStems().has(term)));
+    for (const match of query.matchAll(/([\p{L}\p{N}_-]+)\.[A-Za-z]{1,5}\b/gu)) for (const term of searchTerms(match[1] ?? '')) kept.add(term);
+    return kept;
+  }
+  if (prompt && mode !== undefined && mode.startsWith('keep:')) {
+    const keep = new Set(mode.slice(5).split(',').flatMap((word) => searchTerms(word)));
+    return new Set(searchTerms(query).filter((term) => keep.has(term) || !genericStems().has(term)));
+  }
   return new Set(searchTerms(query).filter((term) => !genericStems().has(term)));
 }
+const PATH_WORDS = ['src', 'lib', 'index', 'home', 'user', 'users', 'tmp', 'var', 'usr', 'ts', 'tsx', 'js', 'jsx', 'mjs', 'cjs', 'py', 'rb', 'rs', 'java', 'json', 'yaml', 'yml', 'md', 'txt', 'toml', 'cd', 'ls', 'cat', 'echo'];
+let paths: ReadonlySet<string> | undefined;
+const pathStems = (): ReadonlySet<string> => (paths ??= new Set(PATH_WORDS.flatMap((word) => searchTerms(word))));
 
 // The terms of an engram's searchable text, kept by the text itself (an edited engram is a new key): a warm server
 // checks the same candidates hook after hook, and analysing each one's text was a seventh of a PreToolUse's
@@ -77,6 +92,11 @@ function bestKeywordScore(hits: readonly SearchHit[]): number {
   let best = 0;
   for (const hit of hits) best = Math.max(best, hit.signals.bm25 ?? 0);
   return best;
+}
+
+/** The vector list ranks the hit above where BM25 does (or BM25 did not find it). */
+function vectorLed(hit: SearchHit): boolean {
+  return hit.ranks.vector !== null && (hit.ranks.bm25 === null || hit.ranks.vector < hit.ranks.bm25);
 }
 
 /** A hit chosen for injection. */
@@ -159,11 +179,14 @@ export function chooseHits(
     hybrid?: boolean;
   },
 ): Chosen[] {
-  const terms = contentTerms(query);
+  const terms = contentTerms(query, options.promptWinner === true);
   const chosen: Chosen[] = [];
   // In a hybrid search a hit the keywords score far below their best result is not a candidate (round 8): the
   // relevance rule counts the words a memory holds, not how well they stand for the query.
   const supported = options.hybrid ? INJECT.keywordSupport * bestKeywordScore(hits) : 0;
+  // With an embedder whose vector list is not trusted to add a memory after the first (round 10), a later hit the
+  // vectors rank above where BM25 does is not injected.
+  const keywordLedLater = options.hybrid === true && options.embedderKind !== null && INJECT.keywordLedLater.includes(options.embedderKind);
   for (const hit of hits) {
     if (chosen.length >= options.max) break;
     if (options.alreadyShown.has(hit.id)) continue;
@@ -171,6 +194,7 @@ export function chooseHits(
     // After the first, only what scores close to it: the second and third hits are right far less often.
     const first = chosen[0];
     if (first && hit.score < INJECT.relativeScore * first.hit.score) break;
+    if (first && keywordLedLater && vectorLed(hit)) continue;
     const found = relevance(hit, terms, options.embedderKind, options.hybrid);
     if (found.reason) chosen.push({ hit, relevance: found });
   }

@@ -133,6 +133,7 @@ export const INJECT = {
   // on dev and read once on test gave lessons / test 55.4 / 84.8 % with both distilled models (from 54.5 / 84.6 %) but
   // made fixtures/eval / test / static-use-256 speak on one unanswerable prompt (silence 100 → 90.9 %): withdrawn by
   // the rule fixed before the read. docs/SEARCH.md "Round 9".
+  keywordLedLater: ['transformers'] as readonly string[],
   /** Candidates read from search before thresholds and de-duplication. */
   candidates: 10,
   /**
