@@ -645,6 +645,10 @@ if (args.includes('--round9')) {
 
 // Round 10: every lesson-set injection as hooks run (tool events and prompts), with its place among the injections,
 // event, clause and signals; `--list10 SET` prints them, `--tally10` counts right / wrong per event and place.
+// The hooks' choice as this tree ships it; the round-10 analyses below (all but `--round10`'s `shipped` row) read main's
+// choice: `--main10` is implied, INJECT.keywordLedLater off.
+const shippedKeywordLedLater = INJECT.keywordLedLater;
+(INJECT as unknown as { keywordLedLater: readonly string[] }).keywordLedLater = [];
 const production = (row: Row): Array<{ hit: SearchHit; relevance: ReturnType<typeof relevance> }> => {
   const tool = row.event !== null && row.event !== 'UserPromptSubmit';
   if (row.abstained || row.weak) return [];
@@ -674,11 +678,12 @@ if (args.includes('--tally10') || args.includes('--list10')) {
 }
 
 // Round 10 variants: each sets INJECT fields for its run (restored after) and may filter the production choice.
+// Every variant but `shipped` runs on main's choice: the round-10 rule (INJECT.keywordLedLater) off.
 interface V10 { name: string; set?: Record<string, unknown>; filter?: (row: Row, chosen: ReturnType<typeof production>) => ReturnType<typeof production> }
 function choose10(row: Row, v: V10): ReturnType<typeof production> {
   const inject = INJECT as unknown as Record<string, unknown>;
   const saved: Record<string, unknown> = {};
-  for (const [k, value] of Object.entries(v.set ?? {})) { saved[k] = inject[k]; inject[k] = value; }
+  for (const [k, value] of Object.entries({ keywordLedLater: [], ...v.set })) { saved[k] = inject[k]; inject[k] = value; }
   try {
     const chosen = production(row);
     return v.filter ? v.filter(row, chosen) : chosen;
@@ -686,11 +691,9 @@ function choose10(row: Row, v: V10): ReturnType<typeof production> {
     for (const [k, value] of Object.entries(saved)) inject[k] = value;
   }
 }
-const round10Variants: V10[] = [{ name: 'shipped' }];
-round10Variants.push({ name: 'prompt terms: keep tool/error words', set: { promptTermsExperiment: 'paths' } });
-round10Variants.push({ name: 'prompt terms: no generic filter', set: { promptTermsExperiment: 'none' } });
-for (const keep of ['error,exit,code,failed,failure,status,command', 'bash,edit,write,read,grep,glob,multiedit,multi,notebookedit,notebook,task,agent,apply,patch', 'agent,task', 'error,failed,failure,command', 'command', 'agent', 'read', 'write', 'edit', 'code', 'error', 'failed,failure'])
-  round10Variants.push({ name: `prompt terms keep ${keep.slice(0, 30)}`, set: { promptTermsExperiment: `keep:${keep}` } });
+const round10Variants: V10[] = [{ name: 'main' }, { name: 'shipped (keywordLedLater)', set: { keywordLedLater: shippedKeywordLedLater } }];
+// (Measured on commit a7dd639 through a seam since removed: a prompt's content terms keeping the tool, path or
+// error words GENERIC_TERMS drops — docs/SEARCH.md "Round 10".)
 // A hit the vectors lead (vector rank above its BM25 rank) injected together with a hit BM25 ranks higher: the two
 // signals order the pair differently; keep the keywords' one.
 const bm25Rank = (c: { hit: SearchHit }): number => c.hit.ranks.bm25 ?? 999;
@@ -769,13 +772,12 @@ for (const where of ['bm25-first', 'first']) for (const gap of [1, 1.2, 1.4]) fo
     const first = where === 'first' ? hits[0] : hits.find((h) => h.ranks.bm25 === 1);
     if (!first) return chosen;
     const query = row.hook_query ?? row.q;
-    const found = relevance(first, contentTerms(query, true), row.model, true);
+    const found = relevance(first, contentTerms(query), row.model, true);
     if (found.matched < minMatched || bm25Ratio(hits, first) < gap) return chosen;
     if (sharedPairs(query, `${first.engram.title ?? ''} ${first.engram.text}`) < 1) return chosen;
     return [{ hit: first, relevance: found }];
   },
 });
-round10Variants.push({ name: 'prompt terms: a file name keeps its generic words', set: { promptTermsExperiment: 'filenames' } });
 // Per event kind: the lexical rule's numbers for tool events or prompts alone.
 const withLexical = (lexical: Record<string, number>, kind: 'tool' | 'prompt') => (row: Row, chosen: ReturnType<typeof production>): ReturnType<typeof production> => {
   const tool = row.event !== null && row.event !== 'UserPromptSubmit';
@@ -791,6 +793,30 @@ for (const kind of ['tool', 'prompt'] as const) {
   for (const shortQueryTerms of [1, 3]) round10Variants.push({ name: `${kind}: shortQueryTerms ${shortQueryTerms}`, filter: withLexical({ shortQueryTerms }, kind) });
   round10Variants.push({ name: `${kind}: minMatched 3`, filter: withLexical({ minMatched: 3 }, kind) });
 }
+// A prompt's later injections admitted from further behind the first (relativeScore, prompts only), on main's choice
+// or with the round-10 rule (the vector-led ones the distilled models add are dropped first).
+for (const rel of [0.85, 0.8, 0.75]) for (const withRule of [false, true]) round10Variants.push({
+  name: `prompt relativeScore ${rel}${withRule ? ' + keywordLedLater' : ''}`,
+  filter: (row, chosen) => {
+    if (row.event !== null && row.event !== 'UserPromptSubmit') return chosen;
+    const inject = INJECT as unknown as { relativeScore: number; keywordLedLater: readonly string[] };
+    const saved = { relativeScore: inject.relativeScore, keywordLedLater: inject.keywordLedLater };
+    inject.relativeScore = rel;
+    if (withRule) inject.keywordLedLater = shippedKeywordLedLater;
+    try { return production(row); } finally { Object.assign(inject, saved); }
+  },
+});
+// The semantic floor lowered where both lists put the hit first (the keywords agree completely), per kind.
+for (const [tf, uf] of [[0.45, 0.65], [0.4, 0.6], [0.35, 0.55], [0.45, 0.7], [0.4, 0.7]] as const) round10Variants.push({
+  name: `both first: floor ${tf} / use-lite ${uf}`,
+  filter: (row, chosen) => {
+    if (!hybridRow(row) || chosen.length > 0 || row.abstained || row.weak) return chosen;
+    const hits = row.results.map(hitOf);
+    const first = hits.find((h) => h.ranks.bm25 === 1 && h.ranks.vector === 1);
+    if (!first || (first.signals.vector ?? 0) < (row.model === 'use-lite' ? uf : tf)) return chosen;
+    return [{ hit: first, relevance: { ...relevance(first, contentTerms(row.hook_query ?? row.q), row.model, true), reason: 'semantic' as const } }];
+  },
+});
 // The mirror of round 7: a prompt's lexical injection needs the vector list's top N (the vectors must not contradict
 // the keywords), for every lexical hit or only the weakest clause (two terms at coverage under 0.6).
 for (const scope of ['all', 'weak']) for (const depth of [3, 5, 10, 20]) for (const kinds of ['all', 'distilled']) round10Variants.push({
@@ -864,14 +890,14 @@ if (args.includes('--tools10')) {
   }
   for (const [k, t] of [...tally].sort()) console.log(`${k.padEnd(30)} ${Object.entries(t).sort().map(([a, b]) => `${a} ${b}`).join(' · ')}`);
 }
-// `--diff10 NAME`: the rows where the round-10 variant NAME (a prefix) chooses differently from the shipped choice.
+// `--diff10 NAME`: the rows where the round-10 variant NAME (a prefix) chooses differently from main's choice.
 if (args.includes('--diff10')) {
   const prefix = args[args.indexOf('--diff10') + 1] as string;
   const v = round10Variants.find((x) => x.name.startsWith(prefix));
   if (!v) throw new Error(`no variant ${prefix}`);
   const tag = (row: Row, cs: ReturnType<typeof production>): string => cs.map((c) => `${row.relevant.length === 0 ? 'U' : isRelevantHit(row, c.hit.id) ? 'G' : 'b'}${c.hit.ranks.bm25 ?? '-'}/${c.hit.ranks.vector ?? '-'}:m${c.relevance.matched}`).join(',') || '∅';
   for (const row of rows) {
-    const a = production(row);
+    const a = choose10(row, { name: 'main' });
     const b = choose10(row, v);
     if (a.map((c) => c.hit.id).join() === b.map((c) => c.hit.id).join()) continue;
     if (row.embedder !== 'use-lite' && row.event !== null && row.event !== 'UserPromptSubmit') continue;
@@ -901,11 +927,47 @@ if (args.includes('--semantic10')) {
     if (!hybridRow(row)) continue;
     const chosen = production(row);
     const hits = row.results.map(hitOf);
-    const terms = contentTerms(row.hook_query ?? row.q, true);
+    const terms = contentTerms(row.hook_query ?? row.q);
     for (const c of chosen) {
       if (c.relevance.reason !== 'semantic') continue;
       const vm = vectorMargin(hits, hits.find((h) => h.id === c.hit.id)!);
       console.log(`${row.set.padEnd(13)} ${row.embedder.padEnd(15)} ${row.relevant.length === 0 ? 'UNAN' : isRelevantHit(row, c.hit.id) ? 'GOOD' : 'bad '} place ${chosen.indexOf(c) + 1} r${c.hit.ranks.bm25}/${c.hit.ranks.vector} sim ${c.hit.signals.vector?.toFixed(2)} vmargin ${vm.toFixed(3)} m${c.relevance.matched}/${terms.size} ratio ${bm25Ratio(hits, hits.find((h) => h.id === c.hit.id)!).toFixed(2)} | ${(row.hook_query ?? row.q).slice(0, 60)}`);
     }
   }
+}
+// Round 10: a prompt's first injection, by embedder kind, whether the vectors lead it, and whether another injection
+// BM25 ranks higher rides with it: right / wrong / unanswerable.
+if (args.includes('--first10')) {
+  const tally = new Map<string, { good: number; bad: number; unan: number }>();
+  for (const row of rows) {
+    if (!hybridRow(row)) continue;
+    const chosen = production(row);
+    const c = chosen[0];
+    if (!c) continue;
+    const rides = chosen.slice(1).some((o) => bm25Rank(o) < bm25Rank(c));
+    const key = `${row.set}|${row.model}|${vectorLed(c) ? 'vector-led' : 'BM25-led'}|${c.relevance.reason}${rides ? '|a BM25-higher one rides' : ''}`;
+    const t = tally.get(key) ?? { good: 0, bad: 0, unan: 0 };
+    if (row.relevant.length === 0) t.unan++; else if (isRelevantHit(row, c.hit.id)) t.good++; else t.bad++;
+    tally.set(key, t);
+  }
+  for (const [k, t] of [...tally].sort()) console.log(`${k.padEnd(64)} right ${t.good} wrong ${t.bad} unanswerable ${t.unan}`);
+}
+// Round 10: the cost of the keyword-led later rule — chooseHits per hybrid prompt of the distilled models with
+// `keywordLedLater` off (main) and shipped, alternating, median of 7 rounds.
+if (args.includes('--timing10')) {
+  const prompts = rows.filter((r) => hybridRow(r) && !r.abstained && !r.weak).map((r) => ({ hits: r.results.map(hitOf), query: r.hook_query ?? r.q, model: r.model }));
+  const inject = INJECT as unknown as { keywordLedLater: readonly string[] };
+  const run = (kinds: readonly string[]): number => {
+    inject.keywordLedLater = kinds;
+    const started = performance.now();
+    for (let i = 0; i < 20; i++) for (const p of prompts) chooseHits(p.hits, p.query, { max: INJECT.promptMax, alreadyShown: new Set(), embedderKind: p.model, promptWinner: true, hybrid: true });
+    return ((performance.now() - started) * 1000) / (20 * prompts.length);
+  };
+  const on: number[] = [];
+  const off: number[] = [];
+  run(shippedKeywordLedLater);
+  for (let round = 0; round < 7; round++) { off.push(run([])); on.push(run(shippedKeywordLedLater)); }
+  inject.keywordLedLater = [];
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+  console.log(`${prompts.length} hybrid prompts; chooseHits per call, median of 7 rounds: keyword-led later off ${median(off).toFixed(2)} µs, on ${median(on).toFixed(2)} µs (load ${(await import('node:os')).loadavg().map((x) => x.toFixed(2)).join(' ')})`);
 }

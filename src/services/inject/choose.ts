@@ -25,24 +25,9 @@ export function withoutGenericWords(query: string): string {
 }
 
 /** The query's content terms, the way BM25 analyses them, without tool and file-type words. */
-export function contentTerms(query: string, prompt = false): Set<string> {
-  const mode = (INJECT as unknown as { promptTermsExperiment?: string }).promptTermsExperiment;
-  if (prompt && mode === 'none') return new Set(searchTerms(query));
-  if (prompt && mode === 'paths') return new Set(searchTerms(query).filter((term) => !pathStems().has(term)));
-  if (prompt && mode === 'filenames') {
-    const kept = new Set(searchTerms(query).filter((term) => !genericStems().has(term)));
-    for (const match of query.matchAll(/([\p{L}\p{N}_-]+)\.[A-Za-z]{1,5}\b/gu)) for (const term of searchTerms(match[1] ?? '')) kept.add(term);
-    return kept;
-  }
-  if (prompt && mode !== undefined && mode.startsWith('keep:')) {
-    const keep = new Set(mode.slice(5).split(',').flatMap((word) => searchTerms(word)));
-    return new Set(searchTerms(query).filter((term) => keep.has(term) || !genericStems().has(term)));
-  }
+export function contentTerms(query: string): Set<string> {
   return new Set(searchTerms(query).filter((term) => !genericStems().has(term)));
 }
-const PATH_WORDS = ['src', 'lib', 'index', 'home', 'user', 'users', 'tmp', 'var', 'usr', 'ts', 'tsx', 'js', 'jsx', 'mjs', 'cjs', 'py', 'rb', 'rs', 'java', 'json', 'yaml', 'yml', 'md', 'txt', 'toml', 'cd', 'ls', 'cat', 'echo'];
-let paths: ReadonlySet<string> | undefined;
-const pathStems = (): ReadonlySet<string> => (paths ??= new Set(PATH_WORDS.flatMap((word) => searchTerms(word))));
 
 // The terms of an engram's searchable text, kept by the text itself (an edited engram is a new key): a warm server
 // checks the same candidates hook after hook, and analysing each one's text was a seventh of a PreToolUse's
@@ -179,7 +164,7 @@ export function chooseHits(
     hybrid?: boolean;
   },
 ): Chosen[] {
-  const terms = contentTerms(query, options.promptWinner === true);
+  const terms = contentTerms(query);
   const chosen: Chosen[] = [];
   // In a hybrid search a hit the keywords score far below their best result is not a candidate (round 8): the
   // relevance rule counts the words a memory holds, not how well they stand for the query.

@@ -594,7 +594,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
             if (!vector) {
               const embedStart = performance.now();
               try {
-                const embedded = await embedQuery(model, embeddingText(experimentStatement(request.query).slice(0, TUNING.queryChars)));
+                const embedded = await embedQuery(model, embeddingText(request.query.slice(0, TUNING.queryChars)));
                 vector = embedded.vector;
                 response.timings.vectors = embedded.cached ? 'cached' : 'searched';
               } catch (error) {
@@ -917,17 +917,4 @@ function similaritySpread(values: readonly number[]): { mean: number; sd: number
   const mean = values.reduce((sum, value) => sum + value, 0) / values.length;
   const sd = Math.sqrt(values.reduce((sum, value) => sum + (value - mean) ** 2, 0) / values.length);
   return { mean, sd };
-}
-
-// EXPERIMENT (round 10, inject10; not to ship: the embedded text is fusion10's): fusion10's `statement` form.
-const EXP_AUX = '(?:is|are|was|were|did|does|do|has|have|had|can|could|should|would|will)';
-const EXP_WH = new RegExp(`^(?:what|which|why|how|when|where|who|whom|whose)(?:\\s+${EXP_AUX})?(?=\\s)\\s*`, 'i');
-const EXP_AUX_RE = new RegExp(`^${EXP_AUX}(?=\\s)\\s*`, 'i');
-function experimentStatement(query: string): string {
-  if (process.env.ENGRAM_EXP_STATEMENT !== '1') return query;
-  const trimmed = query.trim();
-  const stripped = trimmed.replace(EXP_WH, '');
-  const unasked = stripped === trimmed ? trimmed.replace(EXP_AUX_RE, '') : stripped;
-  const rest = unasked.replace(/\s*\?+\s*$/, '');
-  return rest.trim() === '' ? query : rest;
 }
