@@ -753,6 +753,20 @@ round10Variants.push({
     return chooseHits(row.results.map(hitOf), [...held].join(' '), { max: INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, promptWinner: true, hybrid: hybridRow(row) });
   },
 });
+// The prompt winner (gap 1.7 kept) with its coverage counted over the terms some memory holds.
+for (const gap of [1.7, 1.5]) round10Variants.push({
+  name: `prompt winner over held terms, gap ${gap}`,
+  filter: (row, chosen) => {
+    if (!hybridRow(row) || chosen.length > 0 || row.abstained || row.weak) return chosen;
+    const all = contentTerms(row.hook_query ?? row.q);
+    const held = new Set([...all].filter((t) => vocabOf(row.set).has(t)));
+    const hits = row.results.map(hitOf);
+    const first = hits.find((h) => h.ranks.bm25 === 1);
+    if (!first || held.size === 0 || bm25Ratio(hits, first) < gap) return chosen;
+    const found = relevance(first, held, row.model);
+    return found.matched >= 2 && found.coverage >= INJECT.promptWinner.minCoverage ? [{ hit: first, relevance: found }] : chosen;
+  },
+});
 // Phrase evidence: a result holding two of the prompt's content words side by side, in the prompt's order (stems,
 // stop words out, as BM25 reads both).
 function sharedPairs(query: string, text: string): number {
@@ -815,6 +829,20 @@ for (const [tf, uf] of [[0.45, 0.65], [0.4, 0.6], [0.35, 0.55], [0.45, 0.7], [0.
     const first = hits.find((h) => h.ranks.bm25 === 1 && h.ranks.vector === 1);
     if (!first || (first.signals.vector ?? 0) < (row.model === 'use-lite' ? uf : tf)) return chosen;
     return [{ hit: first, relevance: { ...relevance(first, contentTerms(row.hook_query ?? row.q), row.model, true), reason: 'semantic' as const } }];
+  },
+});
+// When the first injection is vector-led, BM25's first hit rides along if the relevance rule keeps it (the keywords'
+// answer next to the vectors'), on the shipped choice; distilled only or every model.
+for (const kinds of ['distilled', 'all']) round10Variants.push({
+  name: `vector-led first: BM25's first rides along (${kinds})`,
+  set: { keywordLedLater: shippedKeywordLedLater },
+  filter: (row, chosen) => {
+    if (!hybridRow(row) || (kinds === 'distilled' && !distilled(row)) || !chosen[0] || !vectorLed(chosen[0]) || chosen.length >= INJECT.promptMax) return chosen;
+    const hits = row.results.map(hitOf);
+    const top = hits.find((h) => h.ranks.bm25 === 1);
+    if (!top || chosen.some((c) => c.hit.id === top.id)) return chosen;
+    const found = relevance(top, contentTerms(row.hook_query ?? row.q), row.model, true);
+    return found.reason === 'lexical' ? [...chosen, { hit: top, relevance: found }] : chosen;
   },
 });
 // The mirror of round 7: a prompt's lexical injection needs the vector list's top N (the vectors must not contradict
