@@ -645,10 +645,8 @@ if (args.includes('--round9')) {
 
 // Round 10: every lesson-set injection as hooks run (tool events and prompts), with its place among the injections,
 // event, clause and signals; `--list10 SET` prints them, `--tally10` counts right / wrong per event and place.
-// The hooks' choice as this tree ships it; the round-10 analyses below (all but `--round10`'s `shipped` row) read main's
-// choice: `--main10` is implied, INJECT.keywordLedLater off.
-const shippedKeywordLedLater = INJECT.keywordLedLater;
-(INJECT as unknown as { keywordLedLater: readonly string[] }).keywordLedLater = [];
+// The hooks' choice as main ships it (round 10's rule, measured in choose.ts on commit 74882c5 and withdrawn after the
+// test read, is replayed below as `keywordLedLater`).
 const production = (row: Row): Array<{ hit: SearchHit; relevance: ReturnType<typeof relevance> }> => {
   const tool = row.event !== null && row.event !== 'UserPromptSubmit';
   if (row.abstained || row.weak) return [];
@@ -678,12 +676,12 @@ if (args.includes('--tally10') || args.includes('--list10')) {
 }
 
 // Round 10 variants: each sets INJECT fields for its run (restored after) and may filter the production choice.
-// Every variant but `shipped` runs on main's choice: the round-10 rule (INJECT.keywordLedLater) off.
+// Every variant runs on main's choice.
 interface V10 { name: string; set?: Record<string, unknown>; filter?: (row: Row, chosen: ReturnType<typeof production>) => ReturnType<typeof production> }
 function choose10(row: Row, v: V10): ReturnType<typeof production> {
   const inject = INJECT as unknown as Record<string, unknown>;
   const saved: Record<string, unknown> = {};
-  for (const [k, value] of Object.entries({ keywordLedLater: [], ...v.set })) { saved[k] = inject[k]; inject[k] = value; }
+  for (const [k, value] of Object.entries(v.set ?? {})) { saved[k] = inject[k]; inject[k] = value; }
   try {
     const chosen = production(row);
     return v.filter ? v.filter(row, chosen) : chosen;
@@ -691,7 +689,17 @@ function choose10(row: Row, v: V10): ReturnType<typeof production> {
     for (const [k, value] of Object.entries(saved)) inject[k] = value;
   }
 }
-const round10Variants: V10[] = [{ name: 'main' }, { name: 'shipped (keywordLedLater)', set: { keywordLedLater: shippedKeywordLedLater } }];
+// The round-10 rule (commit 74882c5, withdrawn): with a distilled model (embedder kind `transformers`), a prompt's
+// later hit the vectors lead is skipped and the choice goes on to the next result — replayed by running the choice
+// over the results without those hits once a first injection is made.
+const vectorLedHit = (h: SearchHit): boolean => h.ranks.vector !== null && (h.ranks.bm25 === null || h.ranks.vector < h.ranks.bm25);
+function keywordLedLater(row: Row, chosen: ReturnType<typeof production>): ReturnType<typeof production> {
+  const first = chosen[0];
+  if (!first || !hybridRow(row) || row.model !== 'transformers' || row.abstained || row.weak) return chosen;
+  const hits = row.results.map(hitOf).filter((h) => h.id === first.hit.id || !vectorLedHit(h));
+  return chooseHits(hits, row.hook_query ?? row.q, { max: INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, promptWinner: true, hybrid: true });
+}
+const round10Variants: V10[] = [{ name: 'main' }, { name: 'round 10 rule (withdrawn): keywordLedLater', filter: keywordLedLater }];
 // (Measured on commit a7dd639 through a seam since removed: a prompt's content terms keeping the tool, path or
 // error words GENERIC_TERMS drops — docs/SEARCH.md "Round 10".)
 // A hit the vectors lead (vector rank above its BM25 rank) injected together with a hit BM25 ranks higher: the two
@@ -813,11 +821,10 @@ for (const rel of [0.85, 0.8, 0.75]) for (const withRule of [false, true]) round
   name: `prompt relativeScore ${rel}${withRule ? ' + keywordLedLater' : ''}`,
   filter: (row, chosen) => {
     if (row.event !== null && row.event !== 'UserPromptSubmit') return chosen;
-    const inject = INJECT as unknown as { relativeScore: number; keywordLedLater: readonly string[] };
-    const saved = { relativeScore: inject.relativeScore, keywordLedLater: inject.keywordLedLater };
+    const inject = INJECT as unknown as { relativeScore: number };
+    const saved = inject.relativeScore;
     inject.relativeScore = rel;
-    if (withRule) inject.keywordLedLater = shippedKeywordLedLater;
-    try { return production(row); } finally { Object.assign(inject, saved); }
+    try { return withRule ? keywordLedLater(row, production(row)) : production(row); } finally { inject.relativeScore = saved; }
   },
 });
 // The semantic floor lowered where both lists put the hit first (the keywords agree completely), per kind.
@@ -835,8 +842,8 @@ for (const [tf, uf] of [[0.45, 0.65], [0.4, 0.6], [0.35, 0.55], [0.45, 0.7], [0.
 // answer next to the vectors'), on the shipped choice; distilled only or every model.
 for (const kinds of ['distilled', 'all']) round10Variants.push({
   name: `vector-led first: BM25's first rides along (${kinds})`,
-  set: { keywordLedLater: shippedKeywordLedLater },
-  filter: (row, chosen) => {
+  filter: (row, main) => {
+    const chosen = keywordLedLater(row, main);
     if (!hybridRow(row) || (kinds === 'distilled' && !distilled(row)) || !chosen[0] || !vectorLed(chosen[0]) || chosen.length >= INJECT.promptMax) return chosen;
     const hits = row.results.map(hitOf);
     const top = hits.find((h) => h.ranks.bm25 === 1);
@@ -980,22 +987,4 @@ if (args.includes('--first10')) {
   }
   for (const [k, t] of [...tally].sort()) console.log(`${k.padEnd(64)} right ${t.good} wrong ${t.bad} unanswerable ${t.unan}`);
 }
-// Round 10: the cost of the keyword-led later rule — chooseHits per hybrid prompt of the distilled models with
-// `keywordLedLater` off (main) and shipped, alternating, median of 7 rounds.
-if (args.includes('--timing10')) {
-  const prompts = rows.filter((r) => hybridRow(r) && !r.abstained && !r.weak).map((r) => ({ hits: r.results.map(hitOf), query: r.hook_query ?? r.q, model: r.model }));
-  const inject = INJECT as unknown as { keywordLedLater: readonly string[] };
-  const run = (kinds: readonly string[]): number => {
-    inject.keywordLedLater = kinds;
-    const started = performance.now();
-    for (let i = 0; i < 20; i++) for (const p of prompts) chooseHits(p.hits, p.query, { max: INJECT.promptMax, alreadyShown: new Set(), embedderKind: p.model, promptWinner: true, hybrid: true });
-    return ((performance.now() - started) * 1000) / (20 * prompts.length);
-  };
-  const on: number[] = [];
-  const off: number[] = [];
-  run(shippedKeywordLedLater);
-  for (let round = 0; round < 7; round++) { off.push(run([])); on.push(run(shippedKeywordLedLater)); }
-  inject.keywordLedLater = [];
-  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
-  console.log(`${prompts.length} hybrid prompts; chooseHits per call, median of 7 rounds: keyword-led later off ${median(off).toFixed(2)} µs, on ${median(on).toFixed(2)} µs (load ${(await import('node:os')).loadavg().map((x) => x.toFixed(2)).join(' ')})`);
-}
+// (`--timing10`, the rule's cost in chooseHits, ran in choose.ts on commit 74882c5.)

@@ -79,11 +79,6 @@ function bestKeywordScore(hits: readonly SearchHit[]): number {
   return best;
 }
 
-/** The vector list ranks the hit above where BM25 does (or BM25 did not find it). */
-function vectorLed(hit: SearchHit): boolean {
-  return hit.ranks.vector !== null && (hit.ranks.bm25 === null || hit.ranks.vector < hit.ranks.bm25);
-}
-
 /** A hit chosen for injection. */
 export interface Chosen {
   hit: SearchHit;
@@ -169,9 +164,6 @@ export function chooseHits(
   // In a hybrid search a hit the keywords score far below their best result is not a candidate (round 8): the
   // relevance rule counts the words a memory holds, not how well they stand for the query.
   const supported = options.hybrid ? INJECT.keywordSupport * bestKeywordScore(hits) : 0;
-  // With an embedder whose vector list is not trusted to add a memory after the first (round 10), a later hit the
-  // vectors rank above where BM25 does is not injected.
-  const keywordLedLater = options.hybrid === true && options.embedderKind !== null && INJECT.keywordLedLater.includes(options.embedderKind);
   for (const hit of hits) {
     if (chosen.length >= options.max) break;
     if (options.alreadyShown.has(hit.id)) continue;
@@ -179,7 +171,6 @@ export function chooseHits(
     // After the first, only what scores close to it: the second and third hits are right far less often.
     const first = chosen[0];
     if (first && hit.score < INJECT.relativeScore * first.hit.score) break;
-    if (first && keywordLedLater && vectorLed(hit)) continue;
     const found = relevance(hit, terms, options.embedderKind, options.hybrid);
     if (found.reason) chosen.push({ hit, relevance: found });
   }
