@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { embeddingText, loadEmbedder, loadSettings, openStore, readEnv, type Embedder, type EmbedderChoice } from '../src/core/index.js';
 import { prepareDraft, storeDraft } from '../src/services/memory/index.js';
-import { scoreRanking, vectorQueryText, type BenchMemory, type BenchQuery } from '../src/services/recall/index.js';
+import { scoreRanking, type BenchMemory, type BenchQuery } from '../src/services/recall/index.js';
 import {
   BenchMemorySchema,
   BenchQuerySchema,
@@ -39,10 +39,7 @@ interface Variant {
   pair?: Partial<PairSettings>;
   coverage?: Partial<CoverageSettings>;
   neighbour?: Partial<NeighbourSettings>;
-  queryForm?: Partial<QueryFormSettings>;
-  termWeights?: Partial<Mutable<typeof TUNING.termWeights>>;
 }
-type QueryFormSettings = Mutable<typeof TUNING.queryForm>;
 type CoverageSettings = Mutable<typeof TUNING.coverage>;
 type NeighbourSettings = Mutable<typeof TUNING.neighbour>;
 type PairSettings = Mutable<typeof TUNING.pair>;
@@ -53,8 +50,6 @@ const shipped = {
   pair: { ...TUNING.pair } as PairSettings,
   coverage: { ...TUNING.coverage } as CoverageSettings,
   neighbour: { ...TUNING.neighbour } as NeighbourSettings,
-  queryForm: { ...TUNING.queryForm } as QueryFormSettings,
-  termWeights: { ...TUNING.termWeights } as Mutable<typeof TUNING.termWeights>,
 };
 /** `off`: hybrid as main had it before round 5 (round 4's feedback and agreement; no context, no pair rule); `round3`: neither. */
 const off: Variant = { context: { enabled: false }, pair: { places: 0 }, coverage: { places: 0 }, neighbour: { places: 0 } };
@@ -91,8 +86,6 @@ const apply = (variant: Variant): void => {
   writable.pair = { ...shipped.pair, ...(variant.pair ?? {}) };
   writable.coverage = { ...shipped.coverage, ...(variant.coverage ?? {}) };
   writable.neighbour = { ...shipped.neighbour, ...(variant.neighbour ?? {}) };
-  writable.queryForm = { ...shipped.queryForm, ...(variant.queryForm ?? {}) };
-  writable.termWeights = { ...shipped.termWeights, ...(variant.termWeights ?? {}) };
 };
 
 function choiceOf(name: string): EmbedderChoice {
@@ -116,7 +109,7 @@ const tally = (key: string, judged: Judged): void => {
 };
 
 const tuning = searchTuning(loadSettings(readEnv()).config);
-const writable = TUNING as unknown as { feedback: FeedbackSettings; agreement: AgreementSettings; context: ContextSettings; pair: PairSettings; coverage: CoverageSettings; neighbour: NeighbourSettings; queryForm: QueryFormSettings; termWeights: Mutable<typeof TUNING.termWeights> };
+const writable = TUNING as unknown as { feedback: FeedbackSettings; agreement: AgreementSettings; context: ContextSettings; pair: PairSettings; coverage: CoverageSettings; neighbour: NeighbourSettings };
 
 for (const embedderName of embedders) {
   let model: Embedder | null = null;
@@ -156,20 +149,15 @@ for (const embedderName of embedders) {
         model ??= await loadEmbedder(choiceOf(embedderName).spec as NonNullable<EmbedderChoice['spec']>, () => {});
         const loaded = model as Embedder;
         await embedPending(store, loaded, {});
-        // Query vectors by the text the engine would embed (round 10: the query's form is a variant), made once each.
-        const embedded = new Map<string, Float32Array>();
-        const vectorOf = async (q: string): Promise<Float32Array | undefined> => {
-          const text = embeddingText(vectorQueryText(q, TUNING.queryForm.form).slice(0, TUNING.queryChars));
-          if (!embedded.has(text)) {
-            const [vector] = await loaded.embed([text]);
-            if (vector) embedded.set(text, vector);
-          }
-          return embedded.get(text);
-        };
+        const vectors = new Map<string, Float32Array>();
+        for (const query of part.queries) {
+          const [vector] = await loaded.embed([embeddingText(query.q.slice(0, TUNING.queryChars))]);
+          if (vector) vectors.set(query.q, vector);
+        }
         const run = async (mode: SearchMode, label: string): Promise<void> => {
           const engine = createSearchEngine(store, { embedder: null, loadedEmbedder: loaded, tuning });
           for (const query of part.queries) {
-            const vector = await vectorOf(query.q);
+            const vector = vectors.get(query.q);
             const response = await engine.search({
               abstain: false,
               query: query.q,
@@ -191,8 +179,7 @@ for (const embedderName of embedders) {
           const ofIds = (results: ReadonlyArray<{ id: number }>): Array<[number, string[]]> => results.map((hit) => [hit.id, memoryIdsOf.get(hit.id) ?? []]);
           for (const query of part.queries) {
             if (query.relevant.length === 0) continue;
-            apply(off);
-            const vector = await vectorOf(query.q);
+            const vector = vectors.get(query.q);
             const base = { abstain: false, query: query.q, topK: 50, ...(vector ? { queryVector: vector } : {}), ...(query.group && !files.storePerGroup ? { scope: { project: query.group, includePersonal: false } } : {}) };
             apply(off);
             const bm25 = await engine.search({ ...base, mode: 'bm25' });
@@ -200,8 +187,7 @@ for (const embedderName of embedders) {
             const hybrids: Record<string, unknown> = {};
             for (const name of chosen) {
               apply(name === 'off' ? off : (ALL[name] ?? {}));
-              const own = await vectorOf(query.q);
-              const hybrid = await (hybridEngines.get(name) as ReturnType<typeof createSearchEngine>).search({ ...base, ...(own ? { queryVector: own } : {}), topK: K, mode: 'hybrid', explain: true });
+              const hybrid = await (hybridEngines.get(name) as ReturnType<typeof createSearchEngine>).search({ ...base, topK: K, mode: 'hybrid', explain: true });
               hybrids[name] = hybrid.results.map((hit) => ({ id: hit.id, ranks: hit.ranks, m: memoryIdsOf.get(hit.id) ?? [] }));
             }
             // Every list's rank for the fused top 50 (the anchor list is read nowhere else; round 8).
@@ -216,8 +202,6 @@ for (const embedderName of embedders) {
         for (const name of chosen) {
           apply(name === 'off' ? off : (ALL[name] ?? {}));
           await run('hybrid', name);
-          // Vectors alone with this variant's query form (round 10: the vector half's input is a variant).
-          await run('vector', `vector:${name}`);
         }
       } finally {
         apply({});
@@ -240,14 +224,13 @@ for (const name of chosen) {
   for (const embedderName of embedders) {
     for (const set of sets) {
       const key = (label: string): string => `${embedderName}|${set}|${label}`;
-      const best = Math.max(mean(key('bm25'), (j) => j.recall), mean(key(`vector:${name}`), (j) => j.recall));
+      const best = Math.max(mean(key('bm25'), (j) => j.recall), mean(key('vector'), (j) => j.recall));
       cells.push({ cell: `${set}/${embedderName}`, margin: mean(key(name), (j) => j.recall) - best, mrr: mean(key(name), (j) => j.rr) - mean(key('off'), (j) => j.rr) });
     }
   }
   const worst = Math.min(...cells.map((c) => c.margin));
   const avg = cells.reduce((sum, c) => sum + c.margin, 0) / cells.length;
   const wins = cells.filter((c) => c.margin >= 0.01 - 1e-9).length;
-  if (args.includes('--singles')) console.log(`  vectors alone: ${embedders.flatMap((e) => sets.map((set) => `${set}/${e} ${mean(`${e}|${set}|vector:${name}`, (j) => j.recall).toFixed(4)} (MRR ${mean(`${e}|${set}|vector:${name}`, (j) => j.rr).toFixed(4)})`)).join(', ')}`);
   console.log(`${name.padEnd(28)} worst ${f3(worst)} mean ${f3(avg)} wins ${wins}/${cells.length} | ${cells.map((c) => `${c.cell} ${f3(c.margin)} (${f3(c.mrr)})`).join(', ')}`);
 }
 if (args.includes('--singles')) {

@@ -1,7 +1,5 @@
 export { createSearchEngine, learnedRelevance, SEARCH_MODES } from './search.js';
 export { cachedSearchTerms, searchTerms } from './text.js';
-export { vectorQueryText } from './query-form.js';
-export type { QueryForm } from './query-form.js';
 export type { LearnedRelevance, SearchEngine, SearchEngineOptions, SearchRequest, SearchResponse, SearchHit, SearchMode } from './search.js';
 export { abstainReason, queryTerms, weakMatch } from './abstain.js';
 export type { AbstainReason, MatchCandidate, WeakMatchVerdict } from './abstain.js';

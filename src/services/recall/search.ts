@@ -16,7 +16,6 @@ import { createBm25Cache, type Bm25Builder, type Bm25Cache, type Bm25Filter, typ
 import { confidentCandidates, confidentTop, promoteAgreed, reciprocalRankFusion, type Confidence, type RankedList, type Signal } from './fusion.js';
 import { DEFAULT_STATUSES, passesGates, type SearchEnvironment, type SearchFilters } from './gates.js';
 import { isDefaultSessionId } from '../observations/rules.js';
-import { vectorQueryText } from './query-form.js';
 import { searchTerms } from './text.js';
 import { createVectorReliability, judgedFactor, vectorWeight as weighVectors, type VectorReliability } from './reliability.js';
 import { TUNING, type SearchTuning } from './tuning.js';
@@ -575,7 +574,6 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
       let trusted: { estimate: number; searches: number; judged: (JudgedByList & { factor: number | null }) | null } | null = null;
       let vectorWeight = options.tuning.weights.vector ?? TUNING.reliability.weak;
       let standOut: Array<{ id: number; z: number }> = [];
-      let usedVector: Float32Array | undefined;
       if (mode !== 'bm25' && response.timings.vectors !== 'skipped') {
         const { embedder: active, reason } = await embedder();
         if (!active) {
@@ -596,7 +594,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
             if (!vector) {
               const embedStart = performance.now();
               try {
-                const embedded = await embedQuery(model, embeddingText(vectorQueryText(request.query, TUNING.queryForm.form).slice(0, TUNING.queryChars)));
+                const embedded = await embedQuery(model, embeddingText(request.query.slice(0, TUNING.queryChars)));
                 vector = embedded.vector;
                 response.timings.vectors = embedded.cached ? 'cached' : 'searched';
               } catch (error) {
@@ -608,7 +606,6 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
               throw new EngramError('INVALID_INPUT', `query vector has ${vector.length} dimensions; ${model.model} has ${space.dim}`);
             }
             if (vector) {
-              usedVector = vector;
               anchorSpace = space;
               semanticKind = model.kind;
               const { hits, spread, knn, runs } = vectorList(space, model, vector, fetch, accept);
@@ -628,44 +625,6 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
               }
               lists.push({ signal: 'vector', ids: hits.map((hit) => hit.id), weight: mode === 'vector' ? 1 : vectorWeight });
             }
-          }
-        }
-      }
-
-      // EXPERIMENT (round 10, tuning.ts `termWeights`): the query's terms weighed by how near to the query's vector the
-      // BM25 hits holding them are; hybrid's BM25 list is BM25 once more with those weights.
-      const termWeighting = TUNING.termWeights;
-      if (mode === 'hybrid' && termWeighting.enabled && usedVector && anchorSpace && bm25Index) {
-        const list = lists.find((entry) => entry.signal === 'bm25');
-        const ids = list?.ids.slice(0, termWeighting.depth) ?? [];
-        if (list && ids.length >= termWeighting.minHits) {
-          const held = vectorIndexes.get(anchorSpace.id);
-          const memory = typeof held === 'object' && held.ready ? held : undefined;
-          const inMemory = memory?.distancesTo(usedVector, ids);
-          const near = inMemory ? [...inMemory.found, ...store.vectors().distancesTo(anchorSpace, usedVector, inMemory.missing)] : store.vectors().distancesTo(anchorSpace, usedVector, ids);
-          const sims = new Map(near.map((n) => [n.id, 1 - n.distance]));
-          const all = ids.map((id) => sims.get(id) ?? 0);
-          const mean = all.reduce((a, b) => a + b, 0) / all.length;
-          const sd = Math.sqrt(all.reduce((a, b) => a + (b - mean) ** 2, 0) / all.length);
-          const tokens = searchTerms(request.query);
-          const unique = [...new Set(tokens)];
-          const weightOf = new Map<string, number>();
-          if (sd > 0) {
-            for (const term of unique) {
-              const holders = ids.filter((id) => bm25Index?.termsOf(id, [term])?.has(term));
-              if (holders.length === 0 || holders.length === ids.length) continue;
-              const z = (holders.reduce((a, id) => a + (sims.get(id) ?? 0), 0) / holders.length - mean) / sd;
-              weightOf.set(term, Math.min(termWeighting.max, Math.max(termWeighting.min, Math.exp(termWeighting.beta * z))));
-            }
-          }
-          if (weightOf.size > 0) {
-            const hits = bm25Index.searchWeighted(tokens.map((term) => ({ term, weight: weightOf.get(term) ?? 1 })), TUNING.pool * TUNING.bm25Overfetch, bm25Filter(request));
-            const kept: number[] = [];
-            for (const hit of hits) {
-              if (kept.length >= TUNING.pool) break;
-              if (accept(hit.id)) kept.push(hit.id);
-            }
-            list.ids = kept;
           }
         }
       }

@@ -1,5 +1,4 @@
 import type { Config } from '../../core/index.js';
-import type { QueryForm } from './query-form.js';
 
 /**
  * Every number recall uses, with the reason for its value. Fusion and abstain settings were chosen with bench/tune.mjs
@@ -369,10 +368,6 @@ export const TUNING = {
   /** Long prompts are cut before embedding: sentence encoders read the start, and a 10k-character paste adds cost,
    * not meaning. */
   queryChars: 1_000,
-  /** The form of the query the embedder reads (query-form.ts). EXPERIMENT: chosen on dev in round 10. */
-  /** EXPERIMENT round 10. */
-  termWeights: { enabled: false, depth: 50, minHits: 5, beta: 0.5, min: 0.5, max: 2 },
-  queryForm: { form: 'as-written' as QueryForm },
   /** A search embeds up to this many engrams that lack vectors (added by hooks or before a model change) before it
    * answers; more than that is `engram reindex`'s job, and search says so. */
   catchUpMax: 256,
