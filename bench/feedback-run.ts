@@ -39,6 +39,7 @@ interface Variant {
   pair?: Partial<PairSettings>;
   coverage?: Partial<CoverageSettings>;
   neighbour?: Partial<NeighbourSettings>;
+  prfList?: Partial<Mutable<typeof TUNING.prfList>>;
 }
 type CoverageSettings = Mutable<typeof TUNING.coverage>;
 type NeighbourSettings = Mutable<typeof TUNING.neighbour>;
@@ -50,6 +51,7 @@ const shipped = {
   pair: { ...TUNING.pair } as PairSettings,
   coverage: { ...TUNING.coverage } as CoverageSettings,
   neighbour: { ...TUNING.neighbour } as NeighbourSettings,
+  prfList: { ...TUNING.prfList } as Mutable<typeof TUNING.prfList>,
 };
 /** `off`: hybrid as main had it before round 5 (round 4's feedback and agreement; no context, no pair rule); `round3`: neither. */
 const off: Variant = { context: { enabled: false }, pair: { places: 0 }, coverage: { places: 0 }, neighbour: { places: 0 } };
@@ -86,6 +88,7 @@ const apply = (variant: Variant): void => {
   writable.pair = { ...shipped.pair, ...(variant.pair ?? {}) };
   writable.coverage = { ...shipped.coverage, ...(variant.coverage ?? {}) };
   writable.neighbour = { ...shipped.neighbour, ...(variant.neighbour ?? {}) };
+  writable.prfList = { ...shipped.prfList, ...(variant.prfList ?? {}) };
 };
 
 function choiceOf(name: string): EmbedderChoice {
@@ -109,7 +112,7 @@ const tally = (key: string, judged: Judged): void => {
 };
 
 const tuning = searchTuning(loadSettings(readEnv()).config);
-const writable = TUNING as unknown as { feedback: FeedbackSettings; agreement: AgreementSettings; context: ContextSettings; pair: PairSettings; coverage: CoverageSettings; neighbour: NeighbourSettings };
+const writable = TUNING as unknown as { feedback: FeedbackSettings; agreement: AgreementSettings; context: ContextSettings; pair: PairSettings; coverage: CoverageSettings; neighbour: NeighbourSettings; prfList: Mutable<typeof TUNING.prfList> };
 
 for (const embedderName of embedders) {
   let model: Embedder | null = null;
