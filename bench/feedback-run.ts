@@ -39,7 +39,6 @@ interface Variant {
   pair?: Partial<PairSettings>;
   coverage?: Partial<CoverageSettings>;
   neighbour?: Partial<NeighbourSettings>;
-  prfList?: Partial<Mutable<typeof TUNING.prfList>>;
 }
 type CoverageSettings = Mutable<typeof TUNING.coverage>;
 type NeighbourSettings = Mutable<typeof TUNING.neighbour>;
@@ -51,7 +50,6 @@ const shipped = {
   pair: { ...TUNING.pair } as PairSettings,
   coverage: { ...TUNING.coverage } as CoverageSettings,
   neighbour: { ...TUNING.neighbour } as NeighbourSettings,
-  prfList: { ...TUNING.prfList } as Mutable<typeof TUNING.prfList>,
 };
 /** `off`: hybrid as main had it before round 5 (round 4's feedback and agreement; no context, no pair rule); `round3`: neither. */
 const off: Variant = { context: { enabled: false }, pair: { places: 0 }, coverage: { places: 0 }, neighbour: { places: 0 } };
@@ -88,7 +86,6 @@ const apply = (variant: Variant): void => {
   writable.pair = { ...shipped.pair, ...(variant.pair ?? {}) };
   writable.coverage = { ...shipped.coverage, ...(variant.coverage ?? {}) };
   writable.neighbour = { ...shipped.neighbour, ...(variant.neighbour ?? {}) };
-  writable.prfList = { ...shipped.prfList, ...(variant.prfList ?? {}) };
 };
 
 function choiceOf(name: string): EmbedderChoice {
@@ -112,7 +109,7 @@ const tally = (key: string, judged: Judged): void => {
 };
 
 const tuning = searchTuning(loadSettings(readEnv()).config);
-const writable = TUNING as unknown as { feedback: FeedbackSettings; agreement: AgreementSettings; context: ContextSettings; pair: PairSettings; coverage: CoverageSettings; neighbour: NeighbourSettings; prfList: Mutable<typeof TUNING.prfList> };
+const writable = TUNING as unknown as { feedback: FeedbackSettings; agreement: AgreementSettings; context: ContextSettings; pair: PairSettings; coverage: CoverageSettings; neighbour: NeighbourSettings };
 
 for (const embedderName of embedders) {
   let model: Embedder | null = null;

@@ -629,23 +629,6 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
         }
       }
 
-      // EXPERIMENT (round 10, tuning.ts `prfList`): hybrid's BM25 list is BM25 once more over the query expanded with
-      // the feedback list's words (pseudo-relevance feedback as the list itself, not a vote).
-      if (mode === 'hybrid' && TUNING.prfList.enabled && bm25Index) {
-        const list = lists.find((entry) => entry.signal === 'bm25');
-        const vectorList = lists.find((entry) => entry.signal === 'vector');
-        if (list && list.ids.length > 0) {
-          const saved = TUNING.feedback;
-          (TUNING as unknown as { feedback: typeof saved }).feedback = { ...saved, ...TUNING.prfList.feedback };
-          try {
-            const expanded = feedbackList(bm25Index, request, list.ids, vectorList?.ids ?? [], accept);
-            if (expanded.length > 0) list.ids = expanded;
-          } finally {
-            (TUNING as unknown as { feedback: typeof saved }).feedback = saved;
-          }
-        }
-      }
-
       // Hybrid's third list: the candidates ordered by similarity to the vector of BM25's best hit (tuning.ts).
       const anchorWeight = options.tuning.weights.anchor ?? vectorWeight;
       const bm25Ids = lists.find((list) => list.signal === 'bm25')?.ids ?? [];

@@ -368,8 +368,6 @@ export const TUNING = {
   /** Long prompts are cut before embedding: sentence encoders read the start, and a 10k-character paste adds cost,
    * not meaning. */
   queryChars: 1_000,
-  /** EXPERIMENT round 10. */
-  prfList: { enabled: false, feedback: {} as Partial<{ depth: number; docs: number; agree: boolean; terms: number; minDocs: number; expansion: number; original: boolean }> },
   /** A search embeds up to this many engrams that lack vectors (added by hooks or before a model change) before it
    * answers; more than that is `engram reindex`'s job, and search says so. */
   catchUpMax: 256,
