@@ -218,6 +218,79 @@ if (args.includes('--round7')) {
     add(`r7: floor ${m} × ln N × (terms / 4)^${pw} on the lexical path, unknown ≤ ${u}, coverage ${c}`, ruleFloor(u, c, floor));
   }
 }
+// Round 10: what the combination of the query's words says, the wh-word's object, and the question without its
+// wh-scaffolding as the vectors see it. Reads the store's memories as term sets (`--dump FILE` writes FILE.terms.json).
+if (args.includes('--round10')) {
+  const termsFile = JSON.parse(readFileSync(`${file}.terms.json`, 'utf8')) as Record<string, Record<string, Record<string, string[]>>>;
+  const storeSets = new Map<string, Array<Set<string>>>();
+  const storeOf = (q: Q): Array<Set<string>> => {
+    const key = `${q.row.set}|${q.row.store}`;
+    let list = storeSets.get(key);
+    if (!list) {
+      list = Object.values(termsFile[q.row.set]?.[String(q.row.store)] ?? {}).map((t) => new Set(t));
+      storeSets.set(key, list);
+    }
+    return list;
+  };
+  type R10 = Row & { strip?: string; simFullTop?: number; simStripTop?: number; results: Array<Hit & { simFull?: number; simStrip?: number }> };
+  /** The query's known terms, heaviest (rarest in the store) first. */
+  const telling = (q: Q): string[] => q.weights.filter((t) => !q.unknown.has(t.term)).sort((a, b) => b.weight - a.weight).map((t) => t.term);
+  const holdsAll = (held: readonly string[] | Set<string>, terms: string[]): boolean => terms.every((t) => (held instanceof Set ? held.has(t) : held.includes(t)));
+  const storeCo = (q: Q, terms: string[]): number => storeOf(q).filter((m) => holdsAll(m, terms)).length;
+  const df = (q: Q, t: string): number => storeOf(q).filter((m) => m.has(t)).length;
+  const whObject = (q: Q): string | null => (/^\s*(what|which|who|whom|whose|where|when|why|how)\b/i.test(q.row.q) ? (q.weights[0]?.term ?? null) : null);
+  const r10 = (q: Q): R10 => q.row as R10;
+  // Signals, AUC among the queries the shipped rule answers: answerable with an answer in the top 3 against unanswerable.
+  const answered = qs.filter((q) => q.shipped);
+  const auc = (name: string, f: (q: Q) => number): void => {
+    const pos = answered.filter((q) => q.row.relevant.length > 0 && recall3(q) > 0).map(f).filter((x) => !Number.isNaN(x));
+    const neg = answered.filter((q) => q.row.relevant.length === 0).map(f).filter((x) => !Number.isNaN(x));
+    let wins = 0;
+    for (const a of pos) for (const b of neg) wins += a > b ? 1 : a === b ? 0.5 : 0;
+    console.log(`AUC ${(wins / Math.max(1, pos.length * neg.length)).toFixed(3)} (${pos.length} answers / ${neg.length} unanswerable) | ${name}`);
+  };
+  auc('top-2 telling words held together by one top-3 result', (q) => { const t = telling(q).slice(0, 2); return t.length < 2 ? 1 : q.top.some((h) => holdsAll(h.held, t)) ? 1 : 0; });
+  auc('top-2 telling words held together by one top-10 result', (q) => { const t = telling(q).slice(0, 2); return t.length < 2 ? 1 : q.row.results.some((h) => holdsAll(h.held, t)) ? 1 : 0; });
+  auc('memories of the store holding the top-2 telling words together (log)', (q) => { const t = telling(q).slice(0, 2); return t.length < 2 ? 9 : Math.log1p(storeCo(q, t)); });
+  auc('PMI of the top-2 telling words in the store', (q) => { const t = telling(q).slice(0, 2); if (t.length < 2) return 9; const n = storeOf(q).length; return Math.log((storeCo(q, t) + 0.5) * n / (df(q, t[0] as string) * df(q, t[1] as string))); });
+  auc('best single top-3 coverage ÷ union coverage of the top 3', (q) => { const u = new Set(q.top.flatMap((h) => h.held)); const known = q.weights.filter((t) => !q.unknown.has(t.term)); const uw = known.filter((t) => u.has(t.term)).reduce((s, t) => s + t.weight, 0) / Math.max(1e-9, q.known); return uw > 0 ? Math.max(...q.cov) / uw : 0; });
+  auc('the wh-word\'s object held by a top-3 result', (q) => { const w = whObject(q); return w === null ? 1 : q.top.some((h) => h.held.includes(w)) ? 1 : 0; });
+  auc('the wh-word\'s object held by a top-3 result that holds the names', (q) => { const w = whObject(q); return w === null || q.names.length === 0 ? 1 : q.top.some((h) => h.held.includes(w) && holdsAll(h.held, q.names)) ? 1 : 0; });
+  auc('best known coverage in the top 3 (shipped signal)', (q) => Math.max(...q.cov));
+  auc('top similarity over the store, full question', (q) => r10(q).simFullTop ?? Number.NaN);
+  auc('top similarity over the store, wh-scaffolding removed', (q) => r10(q).simStripTop ?? Number.NaN);
+  auc('best top-3 similarity, wh-scaffolding removed', (q) => Math.max(...r10(q).results.slice(0, 3).map((h) => h.simStrip ?? -1)));
+  auc('wh-stripped minus full top similarity', (q) => (r10(q).simStripTop ?? Number.NaN) - (r10(q).simFullTop ?? Number.NaN));
+  for (const set of ['eval', 'conversations', 'lessons', 'dialogue']) {
+    const keep = answered;
+    const only = (f: (q: Q) => number) => (q: Q): number => (q.row.set === set ? f(q) : Number.NaN);
+    void keep;
+    auc(`[${set}] top-2 telling together in a top-3 result`, only((q) => { const t = telling(q).slice(0, 2); return t.length < 2 ? 1 : q.top.some((h) => holdsAll(h.held, t)) ? 1 : 0; }));
+    auc(`[${set}] store memories holding the top-2 telling together`, only((q) => { const t = telling(q).slice(0, 2); return t.length < 2 ? 9 : Math.log1p(storeCo(q, t)); }));
+    auc(`[${set}] top similarity, full`, only((q) => r10(q).simFullTop ?? Number.NaN));
+    auc(`[${set}] top similarity, stripped`, only((q) => r10(q).simStripTop ?? Number.NaN));
+  }
+  // Rules: the shipped rule (or a looser one) and each signal as a further condition.
+  const pair = (q: Q, n = 2): string[] => telling(q).slice(0, n);
+  const together3 = (q: Q, n = 2): boolean => { const t = pair(q, n); return t.length < n || q.top.some((h) => holdsAll(h.held, t)); };
+  const together10 = (q: Q, n = 2): boolean => { const t = pair(q, n); return t.length < n || q.row.results.some((h) => holdsAll(h.held, t)); };
+  const inStore = (q: Q, n = 2): boolean => { const t = pair(q, n); return t.length < n || storeCo(q, t) > 0; };
+  const whHeld = (q: Q): boolean => { const w = whObject(q); return w === null || q.top.some((h) => h.held.includes(w)); };
+  const bases = [['shipped', base], ['0.55 / 0.45', ruleWith(0.55, 0.45)], ['0.6 / 0.4', loose], ['0.6 / 0.45', ruleWith(0.6, 0.45)], ['0.7 / 0.4', ruleWith(0.7, 0.4)]] as const;
+  for (const [bn, b] of bases) {
+    for (const n of [2, 3]) {
+      add(`r10: ${bn} and the top-${n} telling words together in one top-3 result`, (q) => b(q) && together3(q, n));
+      add(`r10: ${bn} and the top-${n} telling words together in one top-10 result`, (q) => b(q) && together10(q, n));
+      add(`r10: ${bn} and the top-${n} telling words together in one memory of the store`, (q) => b(q) && inStore(q, n));
+      for (const c of [0.6, 0.7, 0.8]) add(`r10: ${bn} and (the top-${n} telling words together in one top-3 result or known coverage ≥ ${c})`, (q) => b(q) && (together3(q, n) || q.cov.some((x) => x >= c)));
+    }
+    add(`r10: ${bn} and the wh-word's object in a top-3 result`, (q) => b(q) && whHeld(q));
+    for (const f of [0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5]) {
+      add(`r10: ${bn} and the wh-stripped top similarity ≥ ${f} (USE lite ${(f + 0.1).toFixed(2)})`, (q) => b(q) && !((r10(q).simStripTop ?? 1) < f + (q.kind === 'use-lite' ? 0.1 : 0)));
+      add(`r10: ${bn} and the full top similarity ≥ ${f} (USE lite ${(f + 0.1).toFixed(2)})`, (q) => b(q) && !((r10(q).simFullTop ?? 1) < f + (q.kind === 'use-lite' ? 0.1 : 0)));
+    }
+  }
+}
 out.sort((a, b) => b.r.k - a.r.k);
 const p = (x: number): string => (100 * x).toFixed(1);
 for (const { name, r } of out) console.log(`${p(r.s).padStart(5)} % silence ${p(r.k).padStart(5)} % kept (worst ${p(r.ws)} / ${p(r.wk)}) | ${Object.entries(r.per).map(([s, v]) => `${s.slice(0, 5)} ${p(v[0])}/${p(v[1])}`).join(' ')} | ${name}`);
