@@ -150,6 +150,7 @@ export {
   createSearchEngine,
   SEARCH_MODES,
   abstainReason,
+  statedText,
   weakMatch,
   reciprocalRankFusion,
   confidentCandidates,
