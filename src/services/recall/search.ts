@@ -498,16 +498,19 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
    * Round 10 (tuning.ts `abstain.questionWordsCount`): the terms an engram holds outside its questions, when it asks
    * something and the memory that follows it in its session (its reply) is not among the results (`shown`: the
    * context step brings a reply in, and a question shown with its reply answers). Undefined when every term counts.
-   * Only a text with a question is analysed again, and costs one short range read of its session.
+   * Only a text with a question is analysed again; one whose questions hold a query word it does not state also
+   * costs one short read of its session.
    */
-  const statedTerms = (id: number, engram: Engram | undefined, shown: readonly number[]): ReadonlySet<string> | undefined => {
+  const statedTerms = (id: number, engram: Engram | undefined, held: ReadonlySet<string>, query: readonly string[], shown: readonly number[]): ReadonlySet<string> | undefined => {
     if (!engram) return undefined;
     const stated = statedText(engram.text);
     if (stated === engram.text) return undefined;
+    const kept = new Set(searchTerms(`${engram.title ?? ''} ${stated} ${engram.category} ${engram.tags.join(' ')}`));
+    // Nothing to discount when every query word it holds is also stated: no session read.
+    if (query.every((term) => !held.has(term) || kept.has(term))) return undefined;
     const { session, neighbours } = store.engrams.sessionNeighbours(id, 1);
     const reply = session === null || isDefaultSessionId(session) ? undefined : neighbours.find((neighbour) => neighbour.id > id);
-    if (reply !== undefined && shown.includes(reply.id)) return undefined;
-    return new Set(searchTerms(`${engram.title ?? ''} ${stated} ${engram.category} ${engram.tags.join(' ')}`));
+    return reply !== undefined && shown.includes(reply.id) ? undefined : kept;
   };
 
   /** Which query terms an engram holds: read from the index (no re-analysis of its text), else from its row. */
@@ -793,7 +796,7 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
             terms: termsOf(entry.id),
             agreed: (entry.ranks.bm25 ?? Infinity) <= judged && (entry.ranks.vector ?? Infinity) <= judged,
             similarity: similarities.get(entry.id) ?? null,
-            stated: TUNING.abstain.questionWordsCount ? undefined : statedTerms(entry.id, engrams.get(entry.id), shown),
+            stated: TUNING.abstain.questionWordsCount ? undefined : statedTerms(entry.id, engrams.get(entry.id), termsOf(entry.id), terms, shown),
           };
         }),
         semanticKind ? TUNING.abstain.similarity[semanticKind] : undefined,
