@@ -298,6 +298,22 @@ if (args.includes('--round10')) {
       return (h.sim ?? 0) >= sureOf[q.kind] || (agreed(h) && sa >= 0.15) || (q.unknownShare <= u && (sc >= c || (agreed(h) && sc >= 0.15)));
     }));
   }
+  // The shipped rule with a discounted hit (`asks`) needing more similarity (+0.05, +0.1; +1 = the path closed), and
+  // full coverage by BM25's first hit answering at a higher unknown share (to win back what a closed path costs).
+  for (const more of [0.05, 0.1, 1]) {
+    add(`r10 questions: the engine's rule, and a discounted hit answers by similarity only at the sure similarity + ${more}`, (q) =>
+      q.shipped && q.top.some((h0, i) => {
+        const h = h0 as H10;
+        const terms = h.asks ? (h.stated ?? h.held) : h.held;
+        const w = q.weights.filter((t) => terms.includes(t.term)).reduce((x, t) => x + t.weight, 0);
+        const cv = q.known > 0 ? w / q.known : 0;
+        const ca = q.total > 0 ? w / q.total : 0;
+        return (h.sim ?? 0) >= sureOf[q.kind] + (h.asks ? more : 0) || (agreed(h) && ca >= 0.15) || (q.unknownShare <= 0.5 && (cv >= 0.45 || (agreed(h) && cv >= 0.15)));
+      }));
+  }
+  for (const u of [0.6, 0.65, 0.7, 0.75]) for (const c of [0.8, 0.99]) {
+    add(`r10: the engine's rule, or BM25's first hit holding ≥ ${c} of the known weight at unknown ≤ ${u}`, (q) => q.shipped || (q.unknownShare <= u && q.top.some((h, i) => h.ranks.bm25 === 1 && (q.cov[i] as number) >= c && !(h as H10).asks)));
+  }
   // The heaviest word (the query's rarest; known to the store or not) must be held by a top result.
   const heaviest = (q: Q, knownOnly: boolean): Set<string> => {
     const list = q.weights.filter((t) => !knownOnly || !q.unknown.has(t.term));
