@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadSettings, readEnv, type Embedder, type EmbedderChoice, type Store } from '../src/core/index.js';
 import { evalSetFiles, runRetrievalBench, searchTuning, tuningQueryFile } from '../src/services/index.js';
-import { buildBm25Index, queryTerms, searchTerms, statedText } from '../src/services/recall/index.js';
+import { buildBm25Index, queryTerms, searchTerms } from '../src/services/recall/index.js';
 import { tuningOptions } from './_tuning-options.js';
 
 const { option, root, sets, embedders, modelDir } = tuningOptions();
@@ -78,6 +78,8 @@ function selfScores(store: Store): Record<number, number[]> {
 /** Round 10: the question without its leading wh-word and auxiliaries (what the vector half might embed instead). */
 const WH = /^\s*(?:what|which|who|whom|whose|where|when|why|how)(?:\s+(?:is|are|was|were|do|does|did|has|have|had|can|could|should|would|will|many|much|long|old|often))*\s+/i;
 export const stripWh = (q: string): string => q.replace(WH, '');
+/** Round 10: a memory's text without its questions (sentences ending in "?"; the withdrawn rule's `statedText`). */
+const statedText = (text: string): string => text.split(/(?<=[.!?])\s+/).filter((sentence) => !sentence.trimEnd().endsWith('?')).join(' ');
 
 /** Round 10: each store's memories as analysed term sets (engram id → terms), dumped once per set. */
 const storeTerms: Record<string, Record<number, Record<number, string[]>>> = {};
@@ -153,7 +155,8 @@ for (const embedder of embedders) {
             // Round 10: the query terms the memory holds outside its questions (a turn that asks does not answer).
             const stated = new Set(searchTerms(`${hit.engram.title ?? ''} ${statedText(hit.engram.text)} ${hit.engram.category} ${hit.engram.tags.join(' ')}`));
             // …whether it is a question, and whether round 10's rule discounted its question words (no reply among the results).
-            const asking = response.explain?.abstain.asking ?? [];
+            // `asking`: the round 10 candidate's verdict (commit 49a2250); main's engine reports none.
+            const asking = (response.explain?.abstain as { asking?: number[] } | undefined)?.asking ?? [];
             return { id: hit.id, mem: [...memoryIdsOf(hit.id)], ranks: hit.ranks, bm25: hit.signals.bm25, sim: hit.signals.vector, held: terms.filter((t) => held.has(t)), stated: terms.filter((t) => stated.has(t)), question: hit.engram.text.trimEnd().endsWith('?'), asks: asking.includes(hit.id), text: hit.engram.text.slice(0, 160) };
           }),
         });

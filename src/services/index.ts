@@ -150,7 +150,6 @@ export {
   createSearchEngine,
   SEARCH_MODES,
   abstainReason,
-  statedText,
   weakMatch,
   reciprocalRankFusion,
   confidentCandidates,

@@ -65,9 +65,6 @@ function renderExplain(response: SearchResponse): string[] {
     abstain.best
       ? `best coverage: #${abstain.best.id} holds ${abstain.best.matched.join(', ') || 'none'} = ${Math.round(abstain.best.coverage * 100)} % of the weight of the words the store holds${abstain.best.agreed ? ', and both lists put it in their top 3' : ''}`
       : 'best coverage: no result',
-    ...(abstain.asking.length > 0
-      ? [`questions not counted: ${abstain.asking.map((id) => `#${id}`).join(', ')} (a memory that asks what the query asks, its reply not among the results, answers by its vector similarity only)`]
-      : []),
     `abstain rule: ${abstain.rule}`,
     `verdict: ${abstain.weak ? `silent: ${abstain.weak}` : 'answer'}`,
   ];

@@ -66,26 +66,6 @@ export interface MatchCandidate {
   agreed: boolean;
   /** Cosine similarity to the query, when the vector list holds it. */
   similarity: number | null;
-  /**
-   * The query terms it holds outside its questions, when it asks something (a sentence ending in "?") and its reply —
-   * the next memory of its session — is not among the results (round 10, {@link statedText}): words it holds because
-   * it asks what the query asks are no evidence of an answer. Undefined: every term counts.
-   */
-  stated?: ReadonlySet<string>;
-}
-
-/**
- * A memory's text without its questions (sentences ending in "?"): "[2 May 2021] Elena: Who is Aisha?" keeps nothing
- * of "Who is Aisha?", "Maya: We should celebrate. Dinner at that place near the station?" keeps "We should
- * celebrate.". The same text when it asks nothing. In a conversation the turn that asks shares the query's words,
- * names and genre; the answer, if any, is in a statement — usually the reply.
- */
-export function statedText(text: string): string {
-  if (!text.includes('?')) return text;
-  return text
-    .split(/(?<=[.!?])\s+/)
-    .filter((sentence) => !sentence.trimEnd().endsWith('?'))
-    .join(' ');
 }
 
 /**
@@ -104,8 +84,6 @@ export interface WeakMatchVerdict {
   unknown: { terms: string[]; share: number };
   /** The candidate that covered most of the query's known weight, its coverage and the terms it holds. */
   best: { id: number; coverage: number; matched: string[]; agreed: boolean } | null;
-  /** Judged results whose questions held query words that did not count (their reply not among the results; round 10). */
-  asking: number[];
   rule: string;
 }
 
@@ -143,19 +121,13 @@ export function weakMatch(
   const known = total - unknownWeight;
   const lexical = unknownShare <= maxUnknownShare;
   const agreement = `answer when keyword and vector search agree on a top result covering ≥ ${agreedCoverage} of the query's weight${semantic !== undefined ? `, or its vector similarity is ≥ ${semantic}` : ''}`;
-  const asking = TUNING.abstain.questionWordsCount ? '' : "; words a result holds only in its questions count for nothing unless its reply is among the results";
   const rule = large
-    ? `${agreement}; else stay silent when words no memory holds are more than ${maxUnknownShare} of the query's weight, and answer when a top result covers ≥ ${needed} of the weight of the words the store holds${asking}`
-    : `${agreement}; else (a store of fewer than ${smallStore.below} memories) answer when a top result covers ≥ ${needed} of the query's weight${asking}`;
+    ? `${agreement}; else stay silent when words no memory holds are more than ${maxUnknownShare} of the query's weight, and answer when a top result covers ≥ ${needed} of the weight of the words the store holds`
+    : `${agreement}; else (a store of fewer than ${smallStore.below} memories) answer when a top result covers ≥ ${needed} of the query's weight`;
   let best: WeakMatchVerdict['best'] = null;
   let speaks = false;
-  const asked: number[] = [];
   for (const candidate of candidates) {
-    // Words a result holds only in its questions are no evidence of an answer (round 10): they count for nothing, on
-    // every path that counts words. Its vector similarity still counts.
-    const stated = TUNING.abstain.questionWordsCount ? undefined : candidate.stated;
-    const matched = weighted.filter((t) => candidate.terms.has(t.term) && (stated === undefined || stated.has(t.term)));
-    if (stated !== undefined && weighted.some((t) => candidate.terms.has(t.term) && !stated.has(t.term))) asked.push(candidate.id);
+    const matched = weighted.filter((t) => candidate.terms.has(t.term));
     const held = matched.reduce((sum, t) => sum + t.weight, 0);
     const coverage = known > 0 ? held / known : 0;
     if (!best || coverage > best.coverage) best = { id: candidate.id, coverage: Math.round(coverage * 1000) / 1000, matched: matched.map((t) => t.term), agreed: candidate.agreed };
@@ -166,9 +138,8 @@ export function weakMatch(
     if (semantic !== undefined && candidate.similarity !== null && candidate.similarity >= semantic) speaks = true;
   }
   const unknownTerms = weighted.filter((t) => t.unknown).map((t) => t.term);
-  const askedText = asked.length > 0 ? `; the words ${asked.map((id) => `#${id}`).join(', ')} ${asked.length === 1 ? 'holds' : 'hold'} only in questions, their reply not among the results, did not count (a memory that asks what the query asks is not an answer)` : '';
   const coverageText = best
-    ? `the best match (#${best.id}) covers ${Math.round(best.coverage * 100)} % of the query's weight in words the store holds${best.agreed ? ' (both lists agree on it)' : ''}${askedText}`
+    ? `the best match (#${best.id}) covers ${Math.round(best.coverage * 100)} % of the query's weight in words the store holds${best.agreed ? ' (both lists agree on it)' : ''}`
     : 'nothing matched';
   const similarityText = semantic !== undefined ? `; a vector similarity of ${semantic} would answer anyway` : '';
   const weak = speaks
@@ -183,7 +154,6 @@ export function weakMatch(
     terms: weighted.map(({ term, weight }) => ({ term, weight })),
     unknown: { terms: unknownTerms, share: Math.round(unknownShare * 1000) / 1000 },
     best,
-    asking: asked,
     rule,
   };
 }

@@ -1,7 +1,7 @@
 export { createSearchEngine, learnedRelevance, SEARCH_MODES } from './search.js';
 export { cachedSearchTerms, searchTerms } from './text.js';
 export type { LearnedRelevance, SearchEngine, SearchEngineOptions, SearchRequest, SearchResponse, SearchHit, SearchMode } from './search.js';
-export { abstainReason, queryTerms, statedText, weakMatch } from './abstain.js';
+export { abstainReason, queryTerms, weakMatch } from './abstain.js';
 export type { AbstainReason, MatchCandidate, WeakMatchVerdict } from './abstain.js';
 export { reciprocalRankFusion, confidentCandidates, confidentTop, promoteAgreed } from './fusion.js';
 export type { RankedList, Fused, Evidence, ConfidenceSettings, Confidence, AgreementSettings, AgreementEvidence } from './fusion.js';

@@ -11,7 +11,7 @@ import {
   type Store,
   type VectorSpace,
 } from '../../core/index.js';
-import { abstainReason, queryTerms, statedText, weakMatch, weightedCoverage, type AbstainReason, type WeakMatchVerdict } from './abstain.js';
+import { abstainReason, queryTerms, weakMatch, weightedCoverage, type AbstainReason, type WeakMatchVerdict } from './abstain.js';
 import { createBm25Cache, type Bm25Builder, type Bm25Cache, type Bm25Filter, type Bm25Index, type Bm25Source } from './bm25.js';
 import { confidentCandidates, confidentTop, promoteAgreed, reciprocalRankFusion, type Confidence, type RankedList, type Signal } from './fusion.js';
 import { DEFAULT_STATUSES, passesGates, type SearchEnvironment, type SearchFilters } from './gates.js';
@@ -494,25 +494,6 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
     return { top: [...top.filter((entry) => !dropped.has(entry.id)), ...chosen], promoted: chosen.length };
   };
 
-  /**
-   * Round 10 (tuning.ts `abstain.questionWordsCount`): the terms an engram holds outside its questions, when it asks
-   * something and the memory that follows it in its session (its reply) is not among the results (`shown`: the
-   * context step brings a reply in, and a question shown with its reply answers). Undefined when every term counts.
-   * Only a text with a question is analysed again; one whose questions hold a query word it does not state also
-   * costs one short read of its session.
-   */
-  const statedTerms = (id: number, engram: Engram | undefined, held: ReadonlySet<string>, query: readonly string[], shown: readonly number[]): ReadonlySet<string> | undefined => {
-    if (!engram) return undefined;
-    const stated = statedText(engram.text);
-    if (stated === engram.text) return undefined;
-    const kept = new Set(searchTerms(`${engram.title ?? ''} ${stated} ${engram.category} ${engram.tags.join(' ')}`));
-    // Nothing to discount when every query word it holds is also stated: no session read.
-    if (query.every((term) => !held.has(term) || kept.has(term))) return undefined;
-    const { session, neighbours } = store.engrams.sessionNeighbours(id, 1);
-    const reply = session === null || isDefaultSessionId(session) ? undefined : neighbours.find((neighbour) => neighbour.id > id);
-    return reply !== undefined && shown.includes(reply.id) ? undefined : kept;
-  };
-
   /** Which query terms an engram holds: read from the index (no re-analysis of its text), else from its row. */
   const heldTerms = (index: Bm25Index, id: number, terms: readonly string[], engram?: Engram): ReadonlySet<string> | undefined => {
     const indexed = index.termsOf(id, terms);
@@ -786,7 +767,6 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
 
       // The weak-match rule (abstain.ts), shared with the hooks: are the top results answers or just neighbours?
       const { top: judged } = TUNING.abstain;
-      const shown = top.map((entry) => entry.id);
       const verdict = weakMatch(
         terms,
         idf,
@@ -796,7 +776,6 @@ export function createSearchEngine(store: Store, options: SearchEngineOptions): 
             terms: termsOf(entry.id),
             agreed: (entry.ranks.bm25 ?? Infinity) <= judged && (entry.ranks.vector ?? Infinity) <= judged,
             similarity: similarities.get(entry.id) ?? null,
-            stated: TUNING.abstain.questionWordsCount ? undefined : statedTerms(entry.id, engrams.get(entry.id), termsOf(entry.id), terms, shown),
           };
         }),
         semanticKind ? TUNING.abstain.similarity[semanticKind] : undefined,

@@ -352,22 +352,6 @@ export const TUNING = {
      * word with its answer is still an answer when the model is sure (USE lite's similarities run higher than the
      * distilled models'). */
     similarity: { transformers: 0.6, 'use-lite': 0.75, test: 0.8 } as Record<string, number>,
-    /**
-     * Round 10: false — the query words a top result holds only in its questions (sentences ending in "?") count for
-     * nothing, on the coverage and the agreement paths, unless its reply (the next memory of its session) is among
-     * the results; its vector similarity still counts. In a dialogue the turn that asks shares the question's words,
-     * names and genre ("What instrument does Maya play?" finds "Maya: What do you play?" first in both lists), so the
-     * agreement path answered on-topic questions the store cannot answer; shown with its reply, a question answers.
-     * No constant: a question is a question. Chosen on the dev splits with `node bench/abstain-dump.mjs` + `node
-     * bench/abstain-explore.mjs --round10` (docs/SEARCH.md "Round 10"): mean over the 12 hybrid cells 61.9 → 62.6 %
-     * silence at 90.5 % kept (unchanged to the query), worst silence 17.4 → 26.1 % (dialogue / USE lite 17.4 →
-     * 26.1 %, no other cell moved). Its siblings, dropped: a whole turn ending in "?" not counted (the same silence,
-     * kept 90.47 %: "We should celebrate. Dinner at that place?" answers with its statement); no reply exception
-     * (63.0 % at 90.4 %: it silences the question the context step shows with its reply); questions not counted on
-     * the similarity path either (64.8 % at 89.8 %: the distilled models find question turns "sure", 0.6–0.75, and
-     * that noise had answered real questions).
-     */
-    questionWordsCount: false,
   },
   /**
    * Hybrid skips the query embedding and the vector lists when BM25 alone is decisive: its best hit covers at least

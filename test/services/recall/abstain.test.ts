@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { abstainReason, statedText, TUNING, weakMatch } from '../../../src/services/index.js';
+import { abstainReason, TUNING, weakMatch } from '../../../src/services/index.js';
 
 describe('abstainReason', () => {
   it.each([
@@ -104,43 +104,9 @@ describe('weakMatch', () => {
     expect(TUNING.abstain.smallStore.coverage).toBeLessThan(TUNING.abstain.coverage);
   });
 
-  it('does not count the words a result holds only in its questions (round 10), unless the vectors are sure', () => {
-    // "What is Aisha's last name?" against "Elena: Who is Aisha?": both lists put the question first, and it holds
-    // every word the store knows — in a question. A memory that asks what the query asks is not an answer.
-    const weights = idf({ aisha: 3, last: 3, name: 3 });
-    const asking = { ...candidate(4, ['aisha', 'last', 'name'], true), stated: new Set<string>(['elena']) };
-    const verdict = weakMatch(['aisha', 'last', 'name'], weights, [asking]);
-    expect(verdict.weak).toMatch(/the words #4 holds only in questions, their reply not among the results, did not count/);
-    expect(verdict.asking).toEqual([4]);
-    expect(verdict.best).toMatchObject({ id: 4, coverage: 0, matched: [] });
-    expect(verdict.rule).toContain('words a result holds only in its questions count for nothing unless its reply is among the results');
-    // The same memory as a statement answers; so does one that states part of it; a sure similarity answers anyway.
-    expect(weakMatch(['aisha', 'last', 'name'], weights, [candidate(4, ['aisha', 'last', 'name'], true)]).weak).toBeNull();
-    expect(weakMatch(['aisha', 'last', 'name'], weights, [{ ...asking, stated: new Set(['aisha']) }]).weak).toBeNull();
-    expect(weakMatch(['aisha', 'last', 'name'], weights, [{ ...asking, similarity: 0.9 }], 0.7).weak).toBeNull();
-    // Another result that covers the query still answers.
-    expect(weakMatch(['aisha', 'last', 'name'], weights, [asking, candidate(5, ['aisha', 'name'])]).weak).toBeNull();
-    const setting = TUNING.abstain as unknown as { questionWordsCount: boolean };
-    try {
-      setting.questionWordsCount = true;
-      expect(weakMatch(['aisha', 'last', 'name'], weights, [asking]).weak).toBeNull();
-    } finally {
-      setting.questionWordsCount = false;
-    }
-  });
-
-  it('keeps what a memory states and drops what it asks', () => {
-    expect(statedText('[2 May 2021] Elena: Who is Aisha?')).toBe('');
-    expect(statedText('Maya: We should celebrate. Dinner at that Ethiopian place near the station?')).toBe('Maya: We should celebrate.');
-    expect(statedText('Maya: Who knows? She is a greyhound.')).toBe('She is a greyhound.');
-    expect(statedText('Run `npm run build` before `npm test`.')).toBe('Run `npm run build` before `npm test`.');
-    expect(statedText('Is the query string ?q=1 parsed')).toBe('Is the query string ?q=1 parsed');
-  });
-
   it('reports the best candidate and the rule for --explain, and is silent with no candidates', () => {
     const verdict = weakMatch(['x', 'y'], idf({ x: 2, y: 2 }), [candidate(7, ['x']), candidate(8, [])]);
     expect(verdict.best).toEqual({ id: 7, coverage: 0.5, matched: ['x'], agreed: false });
-    expect(verdict.asking).toEqual([]);
     // idf 2 for a held word, 5 for an unseen one: a store of about 70 memories, so round 3's coverage applies.
     expect(verdict.rule).toContain(`covers ≥ ${TUNING.abstain.smallStore.coverage} of the query's weight`);
     expect(weakMatch(['x'], idf({ x: 2, '': 6 }), [candidate(7, ['x'])]).rule).toContain(`covers ≥ ${TUNING.abstain.coverage} of the weight of the words the store holds`);

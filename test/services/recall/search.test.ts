@@ -346,46 +346,6 @@ describe('hybrid search: anchor list, abstain rule, explain, model change', () =
     expect((await search.search({ query: 'docker buildkit cache mounts', mode: 'bm25' })).results[0]?.id).toBe(4);
   });
 
-  it('does not take the words of a question for an answer unless its reply is among the results (round 10)', async () => {
-    // A conversation: Elena asks who Aisha is; Sam's reply holds one of the query's words, or none. Other turns
-    // mention the shop, so "shop" weighs little and no turn but the question covers the query.
-    const build = (reply: string) => {
-      const store = tempStore();
-      const add = (text: string, session: string): number => {
-        const { engram } = addEngram(store, { text, category: 'chat' });
-        store.engrams.update(engram.id, { session_id: session });
-        return engram.id;
-      };
-      for (let i = 0; i < 6; i++) add(`Sam: the shop was busy on day ${i}, kettle ${i} broke.`, `chat-${i + 2}`);
-      const question = add('Elena: Who is Aisha from the shop?', 'chat-1');
-      const answer = add(reply, 'chat-1');
-      return { store, question, answer };
-    };
-    const query = { query: 'who is aisha from the shop', mode: 'bm25', explain: true } as const;
-
-    // The reply says nothing the query asks: the question is the only match, and a question is not an answer.
-    const unanswered = build('Sam: I would rather not say.');
-    const silent = await engine(unanswered.store).search(query);
-    expect(silent).toMatchObject({ abstained: 'weak-match', results: [] });
-    expect(silent.explain?.abstain.asking).toEqual([unanswered.question]);
-    expect(silent.weak).toMatch(new RegExp(`the words #${unanswered.question} holds only in questions, their reply not among the results, did not count`));
-    const anyway = await engine(unanswered.store).search({ ...query, abstain: false });
-    expect(anyway.results[0]?.id).toBe(unanswered.question);
-    const setting = TUNING.abstain as unknown as { questionWordsCount: boolean };
-    try {
-      setting.questionWordsCount = true;
-      expect((await engine(unanswered.store).search(query)).abstained).toBeNull();
-    } finally {
-      setting.questionWordsCount = false;
-    }
-    // The same question followed by a reply the search finds: shown together, they answer.
-    const answered = build('Sam: She runs the shop with me.');
-    const response = await engine(answered.store).search(query);
-    expect(response.abstained).toBeNull();
-    expect(response.results.map((hit) => hit.id)).toEqual(expect.arrayContaining([answered.question, answered.answer]));
-    expect(response.explain?.abstain.asking).toEqual([]);
-  });
-
   it('adds the anchor list in hybrid mode only, and reports the fusion settings', async () => {
     const store = tempStore();
     seed(store);
