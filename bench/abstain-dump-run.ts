@@ -75,6 +75,14 @@ function selfScores(store: Store): Record<number, number[]> {
   return quantiles;
 }
 
+/** Round 10: the question without its leading wh-word and auxiliaries (what the vector half might embed instead). */
+const WH = /^\s*(?:what|which|who|whom|whose|where|when|why|how)(?:\s+(?:is|are|was|were|do|does|did|has|have|had|can|could|should|would|will|many|much|long|old|often))*\s+/i;
+export const stripWh = (q: string): string => q.replace(WH, '');
+/** Round 10: a memory's text without its questions (sentences ending in "?"; the withdrawn rule's `statedText`). */
+const statedText = (text: string): string => text.split(/(?<=[.!?])\s+/).filter((sentence) => !sentence.trimEnd().endsWith('?')).join(' ');
+
+/** Round 10: each store's memories as analysed term sets (engram id → terms), dumped once per set. */
+const storeTerms: Record<string, Record<number, Record<number, string[]>>> = {};
 const rows: unknown[] = [];
 const settings = loadSettings(readEnv());
 for (const embedder of embedders) {
@@ -83,6 +91,10 @@ for (const embedder of embedders) {
     let stats: ReturnType<typeof nearestStats> = null;
     let self: Record<number, number[]> = {};
     let storeIndex = 0;
+    // Round 10: per store, every memory's vector (to score the stripped question against the whole store).
+    const pending: Array<Promise<void>> = [];
+    const simsOf = new Map<string, { full: number; strip: number; byId: Record<number, [number, number]> }>();
+    const queryLines = readFileSync(tuningQueryFile(root, set), 'utf8').split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as { q: string; group?: string });
     await runRetrievalBench({
       memories: readFileSync(files.memories, 'utf8').split('\n'),
       storePerGroup: files.storePerGroup,
@@ -96,6 +108,32 @@ for (const embedder of embedders) {
         stats = nearestStats(store, model);
         self = selfScores(store);
         storeIndex++;
+        const si = storeIndex;
+        if (embedder === embedders[0]) {
+          const terms: Record<number, string[]> = {};
+          for (const engram of store.engrams.iterate()) terms[engram.id] = [...new Set(searchTerms(`${engram.title ?? ''} ${engram.text} ${engram.category} ${engram.tags.join(' ')}`))];
+          ((storeTerms[set] ??= {})[si] = terms);
+        }
+        if (model) {
+          const space = store.vectors().findSpace(model.model, model.dim);
+          const vecs: Array<[number, Float32Array]> = [];
+          if (space) for (const engram of store.engrams.iterate()) { const v = store.vectors().vectorOf(space, engram.id); if (v) vecs.push([engram.id, Float32Array.from(v)]); }
+          const qs = queryLines.map((l) => l.q);
+          pending.push(model.embed([...qs, ...qs.map(stripWh)]).then((out) => {
+            const norm = (v: Float32Array): number => Math.sqrt(v.reduce((s, x) => s + x * x, 0)) || 1;
+            qs.forEach((q, i) => {
+              const a = out[i] as Float32Array; const b = out[qs.length + i] as Float32Array;
+              const byId: Record<number, [number, number]> = {};
+              let full = -1, strip = -1;
+              for (const [id, v] of vecs) {
+                let da = 0, db = 0; for (let d = 0; d < v.length; d++) { da += (a[d] as number) * (v[d] as number); db += (b[d] as number) * (v[d] as number); }
+                const nv = norm(v); const sa = da / (norm(a) * nv); const sb = db / (norm(b) * nv);
+                byId[id] = [sa, sb]; full = Math.max(full, sa); strip = Math.max(strip, sb);
+              }
+              simsOf.set(`${si}|${q}`, { full, strip, byId });
+            });
+          }));
+        }
       },
       inspect(query, response, memoryIdsOf) {
         const terms = queryTerms(query.q);
@@ -111,14 +149,29 @@ for (const embedder of embedders) {
           self,
           abstain: response.explain?.abstain ?? null,
           docs: response.explain ? undefined : undefined,
+          strip: stripWh(query.q),
           results: response.results.map((hit) => {
             const held = new Set(searchTerms(`${hit.engram.title ?? ''} ${hit.engram.text} ${hit.engram.category} ${hit.engram.tags.join(' ')}`));
-            return { id: hit.id, mem: [...memoryIdsOf(hit.id)], ranks: hit.ranks, bm25: hit.signals.bm25, sim: hit.signals.vector, held: terms.filter((t) => held.has(t)), text: hit.engram.text.slice(0, 160) };
+            // Round 10: the query terms the memory holds outside its questions (a turn that asks does not answer).
+            const stated = new Set(searchTerms(`${hit.engram.title ?? ''} ${statedText(hit.engram.text)} ${hit.engram.category} ${hit.engram.tags.join(' ')}`));
+            // …whether it is a question, and whether round 10's rule discounted its question words (no reply among the results).
+            // `asking`: the round 10 candidate's verdict (commit 49a2250); main's engine reports none.
+            const asking = (response.explain?.abstain as { asking?: number[] } | undefined)?.asking ?? [];
+            return { id: hit.id, mem: [...memoryIdsOf(hit.id)], ranks: hit.ranks, bm25: hit.signals.bm25, sim: hit.signals.vector, held: terms.filter((t) => held.has(t)), stated: terms.filter((t) => stated.has(t)), question: hit.engram.text.trimEnd().endsWith('?'), asks: asking.includes(hit.id), text: hit.engram.text.slice(0, 160) };
           }),
         });
       },
     });
+    await Promise.all(pending);
+    for (const row of rows as Array<{ set: string; embedder: string; store: number; q: string; results: Array<{ id: number; simFull?: number; simStrip?: number }>; simFullTop?: number; simStripTop?: number }>) {
+      if (row.set !== set || row.embedder !== embedder) continue;
+      const sims = simsOf.get(`${row.store}|${row.q}`);
+      if (!sims) continue;
+      row.simFullTop = sims.full; row.simStripTop = sims.strip;
+      for (const hit of row.results) { const pair = sims.byId[hit.id]; if (pair) { hit.simFull = pair[0]; hit.simStrip = pair[1]; } }
+    }
     console.error(`${embedder} ${set}: ${rows.length} rows`);
   }
 }
 writeFileSync(out, JSON.stringify(rows));
+writeFileSync(`${out}.terms.json`, JSON.stringify(storeTerms));
