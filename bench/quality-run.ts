@@ -11,6 +11,7 @@ import {
   type EvalSplit,
   type SearchMode,
 } from '../src/services/index.js';
+import { marginInterval } from './_bootstrap.js';
 import { evalOptions } from './_eval-args.js';
 
 const { option, root, sets, splits, embedders, modelDir } = evalOptions();
@@ -45,6 +46,8 @@ const round = (value: number): number => Math.round(value * 1000) / 1000;
 // Unrounded recall@10 per set|split|embedder|mode: the verdict below must not pass a margin that only rounding
 // lifts to 0.01 (one query of 101 is 0.0099).
 const exactRecall = new Map<string, number>();
+// Per-query recall@10 by set|split|embedder|mode, keyed by the query's group and text: the paired bootstrap below.
+const queryRecall = new Map<string, Map<string, number>>();
 const rows: Row[] = [];
 const settings = loadSettings(readEnv());
 const tuning = searchTuning(settings.config);
@@ -89,7 +92,12 @@ for (const embedder of embedders) {
         const relevant = new Set(query.relevant);
         const found = (top: number): number =>
           new Set(response.results.slice(0, top).flatMap((hit) => memoryIdsOf(hit.id).filter((id) => relevant.has(id)))).size / relevant.size;
-        t.recall += found(K);
+        const recall = found(K);
+        t.recall += recall;
+        const cell = `${set}|${splitOf.get(query.q)}|${embedder}|${mode}`;
+        const perQuery = queryRecall.get(cell) ?? new Map<string, number>();
+        queryRecall.set(cell, perQuery);
+        perQuery.set(`${query.group ?? ''}\u0000${query.q}`, recall);
         const r3 = found(3);
         t.r3 += r3;
         if (!silent) t.r3kept += r3;
@@ -141,6 +149,19 @@ const verdicts = rows
     return { set: h.set, split: h.split, embedder: h.embedder, margin: exact('hybrid') - best };
   });
 console.log(`\nhybrid minus best single signal (recall@10, unrounded): ${verdicts.map((v) => `${v.set}/${v.split}/${v.embedder} ${v.margin >= 0 ? '+' : ''}${v.margin.toFixed(4)}`).join(', ')}`);
+// The same margins with a 95 % paired bootstrap interval over the cell's answerable queries (bench/_bootstrap.ts).
+const intervals = verdicts.map((v) => {
+  const cell = `${v.set}|${v.split}|${v.embedder}`;
+  const hybrid = queryRecall.get(`${cell}|hybrid`) ?? new Map<string, number>();
+  const keys = [...hybrid.keys()];
+  const singles = MODES.filter((m) => m !== 'hybrid' && queryRecall.has(`${cell}|${m}`)).map((m) => {
+    const perQuery = queryRecall.get(`${cell}|${m}`) ?? new Map<string, number>();
+    return keys.map((key) => perQuery.get(key) ?? 0);
+  });
+  const interval = marginInterval({ hybrid: keys.map((key) => hybrid.get(key) ?? 0), singles }, cell);
+  return `${v.set}/${v.split}/${v.embedder} ${interval.low >= 0 ? '+' : ''}${interval.low.toFixed(4)} … ${interval.high >= 0 ? '+' : ''}${interval.high.toFixed(4)}`;
+});
+console.log(`95 % paired bootstrap interval of that margin over each cell's answerable queries (2,000 resamples): ${intervals.join(', ')}`);
 const short = verdicts.filter((v) => v.margin < 0.01 - 1e-9);
 console.log(`hybrid ≥ best + 0.01 everywhere: ${short.length === 0 ? 'yes' : `no (${verdicts.length - short.length} of ${verdicts.length} cells)`}`);
 if (json) writeFileSync(json, `${JSON.stringify(rows, null, 1)}\n`);
