@@ -15,15 +15,12 @@ export interface MarginInterval {
   high: number;
 }
 
-// mulberry32: small, fast, and good enough for resampling indices.
+// The benches' seeded generator (bench/search-run.ts and others), one stream per cell.
 function random(seed: number): () => number {
-  let state = seed >>> 0;
+  let state = seed | 0;
   return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    state = (Math.imul(state ^ (state >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) | 0;
+    return (state >>> 0) / 4294967296;
   };
 }
 
