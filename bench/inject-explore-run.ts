@@ -11,6 +11,9 @@ interface Row { set: string; split: string; embedder: string; q: string; hook_qu
 const rows = JSON.parse(readFileSync(file, 'utf8')) as Row[];
 if (rows.some((r) => r.split !== 'dev')) throw new Error('dev rows only');
 const hitOf = (r: Row['results'][number]): SearchHit => ({ id: r.id, score: r.score, ranks: r.ranks, signals: r.signals, engram: { id: r.id, title: r.title, text: r.text, category: r.category, tags: r.tags } as never });
+/** What main's hooks inject for a hybrid prompt row (the choice every round's variants are compared with). */
+const shippedChoice = (hits: SearchHit[], row: Row): ReturnType<typeof chooseHits> =>
+  chooseHits(hits, row.hook_query ?? row.q, { max: INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, promptWinner: true, hybrid: true });
 const verbose = args.includes('--verbose');
 /** Prompts searched with a model are hybrid searches (inject.mjs dumps the mode hooks use; tool events are BM25). */
 const hybridRow = (row: Row): boolean => row.model !== null && (row.event === null || row.event === 'UserPromptSubmit');
@@ -440,7 +443,7 @@ if (args.includes('--wrong8')) {
     if (row.set !== set || !hybridRow(row) || row.abstained || row.weak) continue;
     const hits = row.results.map(hitOf);
     const query = row.hook_query ?? row.q;
-    const chosen = chooseHits(hits, query, { max: INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, promptWinner: true, hybrid: true });
+    const chosen = shippedChoice(hits, row);
     const rel = new Set(row.relevant);
     for (const c of chosen) {
       const good = (row.results.find((r) => r.id === c.hit.id)?.mem ?? []).some((m) => rel.has(m));
@@ -498,7 +501,7 @@ if (args.includes('--missed8')) {
     if (row.set !== set || !hybridRow(row) || row.relevant.length === 0) continue;
     const hits = row.results.map(hitOf);
     const query = row.hook_query ?? row.q;
-    const chosen = row.abstained || row.weak ? [] : chooseHits(hits, query, { max: INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, promptWinner: true, hybrid: true });
+    const chosen = row.abstained || row.weak ? [] : shippedChoice(hits, row);
     const rel = new Set(row.relevant);
     const isRel = (id: number): boolean => (row.results.find((r) => r.id === id)?.mem ?? []).some((m) => rel.has(m));
     if (chosen.some((c) => isRel(c.hit.id))) continue;
@@ -546,7 +549,7 @@ if (args.includes('--agreed9')) {
     if (row.set !== set || !hybridRow(row) || row.abstained || row.weak) continue;
     const hits = row.results.map(hitOf);
     const query = row.hook_query ?? row.q;
-    const chosen = chooseHits(hits, query, { max: INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, promptWinner: true, hybrid: true });
+    const chosen = shippedChoice(hits, row);
     if (chosen.length > 0) continue;
     const first = agreedFirst(hits);
     if (!first) continue;
@@ -562,7 +565,7 @@ if (args.includes('--second9')) {
     if (!hybridRow(row) || row.abstained || row.weak) continue;
     const hits = row.results.map(hitOf);
     const query = row.hook_query ?? row.q;
-    const chosen = chooseHits(hits, query, { max: INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, promptWinner: true, hybrid: true });
+    const chosen = shippedChoice(hits, row);
     const rel = new Set(row.relevant);
     const first = chosen[0];
     if (!first) continue;
