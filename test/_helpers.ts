@@ -183,21 +183,18 @@ export function hookProcess(
   });
 }
 
-let worker: Promise<string> | undefined;
-
 /**
- * Bundles test/_worker.ts once per test process and returns the path of the runnable file. The promise is shared,
- * so parallel callers wait for one build instead of racing to write the same file.
+ * A getter for a test script (a path under test/) bundled once per test process, inside the repository
+ * (node_modules/.cache is ignored by git) so the bundle resolves native modules from here. The promise is shared, so
+ * parallel callers wait for one build instead of racing to write the same file.
  */
-export function workerPath(): Promise<string> {
-  worker ??= (async () => {
-    // Inside the repository (node_modules/.cache is ignored by git), so the bundle resolves native modules from here.
-    const out = join(ROOT, 'node_modules', '.cache', 'engram-test', `worker-${process.pid}.mjs`);
-    await bundleEntry(join(ROOT, 'test', '_worker.ts'), out);
-    return out;
-  })();
-  return worker;
+export function bundledScript(script: string, name: string): () => Promise<string> {
+  let built: Promise<string> | undefined;
+  return () => (built ??= bundleEntry(join(ROOT, 'test', script), join(ROOT, 'node_modules', '.cache', 'engram-test', `${name}-${process.pid}.mjs`)));
 }
+
+/** test/_worker.ts, bundled once per test process. */
+export const workerPath = bundledScript('_worker.ts', 'worker');
 
 /** Runs the worker with arguments; resolves with its stdout, rejects on a non-zero exit. */
 export async function runWorker(args: string[]): Promise<string> {

@@ -9,14 +9,11 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, closeSync, constants, copyFileSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { bundleEntry } from '../../scripts/bundle.mjs';
 import { FAST_PATH, HOOK_ENTRIES, NATIVE_BINDING, shellMailboxOf } from '../../hooks/run.cjs';
 import { hookCommand } from '../../scripts/hook-registry.mjs';
-import { ROOT, spawnJsonLines, tempDir, until } from '../_helpers.js';
+import { bundledScript, ROOT, spawnJsonLines, tempDir, until } from '../_helpers.js';
 
-let bundled: Promise<string> | undefined;
-const childScript = (): Promise<string> =>
-  (bundled ??= bundleEntry(join(ROOT, 'test', 'hooks', '_shell-server-child.ts'), join(ROOT, 'node_modules', '.cache', 'engram-test', `shell-child-${process.pid}.mjs`)));
+const childScript = bundledScript('hooks/_shell-server-child.ts', 'shell-child');
 
 const children: ChildProcess[] = [];
 afterEach(() => {

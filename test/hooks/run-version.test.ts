@@ -10,13 +10,10 @@ import { spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { bundleEntry } from '../../scripts/bundle.mjs';
 import { FAST_PATH, NATIVE_BINDING, mailboxOf } from '../../hooks/run.cjs';
-import { ROOT, spawnJsonLines, tempDir, until } from '../_helpers.js';
+import { bundledScript, ROOT, spawnJsonLines, tempDir, until } from '../_helpers.js';
 
-let bundled: Promise<string> | undefined;
-const childScript = (): Promise<string> =>
-  (bundled ??= bundleEntry(join(ROOT, 'test', 'hooks', '_version-server-child.ts'), join(ROOT, 'node_modules', '.cache', 'engram-test', `version-child-${process.pid}.mjs`)));
+const childScript = bundledScript('hooks/_version-server-child.ts', 'version-child');
 
 const children: ChildProcess[] = [];
 afterEach(() => {

@@ -6,13 +6,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, constants, mkdirSync, openSync, readSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { bundleEntry } from '../../scripts/bundle.mjs';
 import { engramHome, mailboxFiles, mailboxOf, readStdinSync } from '../../hooks/run.cjs';
-import { ROOT, tempDir, until } from '../_helpers.js';
+import { bundledScript, ROOT, tempDir, until } from '../_helpers.js';
 
-let bundled: Promise<string> | undefined;
-const childScript = (): Promise<string> =>
-  (bundled ??= bundleEntry(join(ROOT, 'test', 'hooks', '_stdin-child.ts'), join(ROOT, 'node_modules', '.cache', 'engram-test', `stdin-child-${process.pid}.mjs`)));
+const childScript = bundledScript('hooks/_stdin-child.ts', 'stdin-child');
 
 /** Runs the reader in a child whose stdin is what `shell` pipes into it. */
 async function readThrough(shell: string, maxBytes?: number) {

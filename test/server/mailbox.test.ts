@@ -7,15 +7,12 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { bundleEntry } from '../../scripts/bundle.mjs';
 import { HOOK_ENTRIES, PIPE_BUF, mailboxOf, postToMailbox, shellMailboxOf } from '../../hooks/run.cjs';
 import { ANSWER_KEEP_MS } from '../../src/server/mailbox-server.js';
 import { serverPaths } from '../../src/server/address.js';
-import { ROOT, spawnJsonLines, tempDir, until } from '../_helpers.js';
+import { bundledScript, ROOT, spawnJsonLines, tempDir, until } from '../_helpers.js';
 
-let bundled: Promise<string> | undefined;
-const childScript = (): Promise<string> =>
-  (bundled ??= bundleEntry(join(ROOT, 'test', 'server', '_mailbox-child.ts'), join(ROOT, 'node_modules', '.cache', 'engram-test', `mailbox-child-${process.pid}.mjs`)));
+const childScript = bundledScript('server/_mailbox-child.ts', 'mailbox-child');
 
 const children: ChildProcess[] = [];
 afterEach(() => {
