@@ -77,7 +77,7 @@ function selfScores(store: Store): Record<number, number[]> {
 
 /** Round 10: the question without its leading wh-word and auxiliaries (what the vector half might embed instead). */
 const WH = /^\s*(?:what|which|who|whom|whose|where|when|why|how)(?:\s+(?:is|are|was|were|do|does|did|has|have|had|can|could|should|would|will|many|much|long|old|often))*\s+/i;
-export const stripWh = (q: string): string => q.replace(WH, '');
+const stripWh = (q: string): string => q.replace(WH, '');
 /** Round 10: a memory's text without its questions (sentences ending in "?"; the withdrawn rule's `statedText`). */
 const statedText = (text: string): string => text.split(/(?<=[.!?])\s+/).filter((sentence) => !sentence.trimEnd().endsWith('?')).join(' ');
 

@@ -263,9 +263,7 @@ if (args.includes('--round10')) {
   auc('best top-3 similarity, wh-scaffolding removed', (q) => Math.max(...(r10(q).results.slice(0, 3) as Array<{ simStrip?: number }>).map((h) => h.simStrip ?? -1)));
   auc('wh-stripped minus full top similarity', (q) => (r10(q).simStripTop ?? Number.NaN) - (r10(q).simFullTop ?? Number.NaN));
   for (const set of ['eval', 'conversations', 'lessons', 'dialogue']) {
-    const keep = answered;
     const only = (f: (q: Q) => number) => (q: Q): number => (q.row.set === set ? f(q) : Number.NaN);
-    void keep;
     auc(`[${set}] top-2 telling together in a top-3 result`, only((q) => { const t = telling(q).slice(0, 2); return t.length < 2 ? 1 : q.top.some((h) => holdsAll(h.held, t)) ? 1 : 0; }));
     auc(`[${set}] store memories holding the top-2 telling together`, only((q) => { const t = telling(q).slice(0, 2); return t.length < 2 ? 9 : Math.log1p(storeCo(q, t)); }));
     auc(`[${set}] top similarity, full`, only((q) => r10(q).simFullTop ?? Number.NaN));
