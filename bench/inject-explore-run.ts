@@ -14,6 +14,14 @@ const hitOf = (r: Row['results'][number]): SearchHit => ({ id: r.id, score: r.sc
 /** What main's hooks inject for a hybrid prompt row (the choice every round's variants are compared with). */
 const shippedChoice = (hits: SearchHit[], row: Row): ReturnType<typeof chooseHits> =>
   chooseHits(hits, row.hook_query ?? row.q, { max: INJECT.promptMax, alreadyShown: new Set(), embedderKind: row.model, promptWinner: true, hybrid: true });
+/** The hybrid prompt rows of one set (every set with null) the weak-match rule let speak, with main's choice for each. */
+function* shippedPromptRows(set: string | null): Generator<{ row: Row; hits: SearchHit[]; query: string; chosen: ReturnType<typeof chooseHits> }> {
+  for (const row of rows) {
+    if ((set !== null && row.set !== set) || !hybridRow(row) || row.abstained || row.weak) continue;
+    const hits = row.results.map(hitOf);
+    yield { row, hits, query: row.hook_query ?? row.q, chosen: shippedChoice(hits, row) };
+  }
+}
 const verbose = args.includes('--verbose');
 /** Prompts searched with a model are hybrid searches (inject.mjs dumps the mode hooks use; tool events are BM25). */
 const hybridRow = (row: Row): boolean => row.model !== null && (row.event === null || row.event === 'UserPromptSubmit');
@@ -439,11 +447,7 @@ if (args.includes('--round7')) {
 // Round 8: the wrong injections on prompts (hybrid searches), per model, with what each signal said about them.
 if (args.includes('--wrong8')) {
   const set = args[args.indexOf('--wrong8') + 1] ?? 'lessons';
-  for (const row of rows) {
-    if (row.set !== set || !hybridRow(row) || row.abstained || row.weak) continue;
-    const hits = row.results.map(hitOf);
-    const query = row.hook_query ?? row.q;
-    const chosen = shippedChoice(hits, row);
+  for (const { row, hits, query, chosen } of shippedPromptRows(set)) {
     const rel = new Set(row.relevant);
     for (const c of chosen) {
       const good = (row.results.find((r) => r.id === c.hit.id)?.mem ?? []).some((m) => rel.has(m));
@@ -545,11 +549,7 @@ const vectorMargin = (hits: readonly SearchHit[], first: SearchHit): number => {
 };
 if (args.includes('--agreed9')) {
   const set = args[args.indexOf('--agreed9') + 1] ?? 'lessons';
-  for (const row of rows) {
-    if (row.set !== set || !hybridRow(row) || row.abstained || row.weak) continue;
-    const hits = row.results.map(hitOf);
-    const query = row.hook_query ?? row.q;
-    const chosen = shippedChoice(hits, row);
+  for (const { row, hits, query, chosen } of shippedPromptRows(set)) {
     if (chosen.length > 0) continue;
     const first = agreedFirst(hits);
     if (!first) continue;
@@ -561,11 +561,7 @@ if (args.includes('--agreed9')) {
 }
 // Round 9: the second and third injections of a prompt, with what separates them from the first.
 if (args.includes('--second9')) {
-  for (const row of rows) {
-    if (!hybridRow(row) || row.abstained || row.weak) continue;
-    const hits = row.results.map(hitOf);
-    const query = row.hook_query ?? row.q;
-    const chosen = shippedChoice(hits, row);
+  for (const { row, query, chosen } of shippedPromptRows(null)) {
     const rel = new Set(row.relevant);
     const first = chosen[0];
     if (!first) continue;
