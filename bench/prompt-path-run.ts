@@ -42,7 +42,7 @@ mkdirSync(user, { recursive: true });
 const settings = loadSettings(readEnv({ ENGRAM_HOME: home, ENGRAM_MODEL_DIR: modelDir, ENGRAM_MODEL: model, HOME: user, PATH: process.env.PATH ?? '' }));
 const store = openStore({ path: settings.paths.db, busyTimeoutMs: 5_000 });
 const engine = createSearchEngine(store, { embedder: resolveEmbedder(settings), indexDir: settings.paths.index, tuning: searchTuning(settings.config), catchUpMax: 32, vectorIndex: true });
-const after: Array<() => void> = [];
+const after: Array<(delivered: boolean) => void> = [];
 let last: SearchResponse['timings'] | undefined;
 const runtime: HookRuntime = {
   settings,
@@ -98,7 +98,7 @@ for (let i = 0; i < calls + 20; i++) {
     { defer: (work) => after.push(work) },
   );
   const ms = performance.now() - started;
-  for (let work = after.shift(); work; work = after.shift()) work();
+  for (let work = after.shift(); work; work = after.shift()) work(true);
   const used = process.cpuUsage(usage);
   // Set by the search the handler ran (TypeScript cannot see the assignment through the callback).
   const timings = last as SearchResponse['timings'] | undefined;

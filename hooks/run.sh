@@ -19,7 +19,8 @@
 #    runtime) and closes it empty; it starts writing only while the hook still waits, so no answer is cut in half;
 # 4. a hook that gave up takes its call back by creating `<id>.work` itself (noclobber: O_EXCL): exactly one of the two
 #    wins. Won: the server never saw the call, and the Node launcher runs with the saved payload, told the wait is
-#    over (`--mailbox timeout`). Lost: the server has it, and the hook exits in silence. A server found dead after the
+#    over (`--mailbox timeout`). Lost: the server has it and records it; a hook that only records exits in silence,
+#    one whose answer is context runs the launcher with `--mailbox timeout` too. A server found dead after the
 #    wait (killed mid-call) sends the hook to the launcher either way (`--mailbox lost`: answered in-process, as a Node
 #    hook that saw the server go).
 # The files are left to the server (it removes an answered call's, and its sweep the rest): the hook forks no `rm`.
@@ -118,5 +119,12 @@ if { true >"$box/$id.work"; } 2>/dev/null; then
   [ $status -eq 124 ] && exec node --v8-pool-size=1 "$node_launcher" "$@" --mailbox timeout
   exec node --v8-pool-size=1 "$node_launcher" "$@"
 fi
-# The server has the call and is still working on it: its answer is late, and the agent gets none.
+# The server has the call and is still working on it (a server busy warming up on a loaded machine): it records the
+# call, but its answer is late and is not written. An event that only records is done; one whose answer gives the agent
+# context is answered in-process by the launcher, as a Node hook whose wait ran out is (the server records nothing
+# of an answer its hook never printed).
+case $1 in
+  session-start | user-prompt-submit | pre-tool-use | post-tool-use-failure)
+    exec node --v8-pool-size=1 "$node_launcher" "$@" --mailbox timeout ;;
+esac
 exit 0

@@ -48,9 +48,10 @@ export async function handleHookCall(
   options: {
     /**
      * The warm server's: runs work once the answer is sent — recording what was shown, the log line — so the hook
-     * is not kept waiting for writes. Without it everything runs before this returns.
+     * is not kept waiting for writes; `delivered` is false when the answer came after its hook stopped waiting.
+     * Without it everything runs before this returns.
      */
-    defer?: (work: () => void) => void;
+    defer?: (work: (delivered: boolean) => void) => void;
     /** `sh`: the call came from the shell front (hooks/run.sh), said in its log lines. */
     front?: 'sh';
   } = {},
@@ -101,8 +102,18 @@ export async function handleHookCall(
     });
     const stdout = hookOutput(event, result?.text ?? null);
     const ms = Math.round((performance.now() - started) * 10) / 10;
-    const done = (): void =>
-      log.info('hook done', { event, agent, path, ...fallback, ms, injected: result?.ids ?? [], ...(result?.dropped.length ? { dropped: result.dropped } : {}) });
+    const done = (delivered = true): void =>
+      log.info('hook done', {
+        event,
+        agent,
+        path,
+        ...fallback,
+        ms,
+        injected: result?.ids ?? [],
+        ...(result?.dropped.length ? { dropped: result.dropped } : {}),
+        // Its hook had stopped waiting: the agent got the hook's own in-process answer, or none.
+        ...(delivered ? {} : { delivered: false }),
+      });
     if (options.defer) options.defer(done);
     else done();
     return { stdout, agent, outcome: stdout ? 'answered' : 'silent', injected: result?.ids ?? [] };

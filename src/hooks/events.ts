@@ -58,8 +58,11 @@ export interface HandlerCall<I> {
   agent: Agent;
   runtime: HookRuntime;
   session: SessionContext;
-  /** Work to run once the answer is sent (the warm server); absent: run it before answering. */
-  defer?: ((work: () => void) => void) | undefined;
+  /**
+   * Work to run once the answer is sent (the warm server), told whether it reached the hook; absent: run it before
+   * answering.
+   */
+  defer?: ((work: (delivered: boolean) => void) => void) | undefined;
 }
 
 /** What a handler decided: context to inject (or null) and what it showed. */

@@ -129,8 +129,12 @@ export interface ShellCall {
   root: string;
   pluginData: string;
   stdin: string | null;
-  /** Writes the hook's stdout to it, whole, and closes. Never throws. */
-  answer(stdout: string): void;
+  /**
+   * Writes the hook's stdout to it, whole, and closes. Says whether the answer reached the hook: false when the hook
+   * had stopped waiting before writing could start (or the write failed) — a promise only while the hook has not
+   * opened its pipe yet. Never throws.
+   */
+  answer(stdout: string): boolean | Promise<boolean>;
   /** Tells the hook this server does not answer this call (it runs the Node launcher, which asks again). Never throws. */
   decline(): void;
 }
@@ -342,15 +346,24 @@ export function openMailbox(
       handlers.onError(error);
     }
     let done = false;
-    /** Opens the hook's pipe and writes `text` to it whole; `marker` first (a decline). Gives up at the deadline. */
-    const reply = (text: string, marker: string | null): void => {
-      if (done) return;
+    /**
+     * Opens the hook's pipe and writes `text` to it whole; `marker` first (a decline). Gives up at the deadline. Whether
+     * an answer reached the hook: at once, or (the hook not at its pipe yet) once it is known.
+     */
+    const reply = (text: string, marker: string | null): boolean | Promise<boolean> => {
+      if (done) return false;
       done = true;
       const bytes = Buffer.from(text);
       let written = 0;
       let pipe: number | null = null;
       let tries = 0;
+      let outcome: boolean | undefined;
+      let settle: ((answered: boolean) => void) | undefined;
       const finish = (answered: boolean): void => {
+        if (outcome === undefined) {
+          outcome = answered;
+          settle?.(answered);
+        }
         if (pipe !== null) closeSync(pipe);
         // What the hook no longer needs, off its path (the sweep takes anything left).
         if (answered) for (const file of [files.request, out]) unlinkQuietly(file);
@@ -392,8 +405,9 @@ export function openMailbox(
         }
       };
       step();
+      return outcome ?? new Promise<boolean>((resolve) => (settle = resolve));
     };
-    if (unreadable) return reply('', join(mailbox.dir, `${id}.no`));
+    if (unreadable) return void reply('', join(mailbox.dir, `${id}.no`));
     try {
       handlers.onShellCall!({
         entry: entry!,
@@ -403,10 +417,10 @@ export function openMailbox(
         pluginData: pluginData!,
         stdin,
         answer: (stdout) => reply(stdout, null),
-        decline: () => reply('', join(mailbox.dir, `${id}.no`)),
+        decline: () => void reply('', join(mailbox.dir, `${id}.no`)),
       });
     } catch (error) {
-      reply('', join(mailbox.dir, `${id}.no`));
+      void reply('', join(mailbox.dir, `${id}.no`));
       handlers.onError(error);
     }
   }

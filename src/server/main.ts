@@ -367,7 +367,7 @@ function otherVersion(version: string | undefined): boolean {
  * Answers one request. `after` collects work to run once the answer is written (a hook's recording of what it showed
  * and its log line): the hook process is not kept waiting for them.
  */
-async function reply(request: unknown, after: Array<() => void>, front?: 'sh'): Promise<ServerReply> {
+async function reply(request: unknown, after: Array<(delivered: boolean) => void>, front?: 'sh'): Promise<ServerReply> {
   const message = parseServerRequest(request);
   if (!message) return { ok: false, error: 'invalid request' };
   switch (message.op) {
@@ -457,27 +457,32 @@ function gaveUp(event: string | null): void {
 }
 
 /** Answers one request with `respond` (the socket's or the mailbox's); the caller counted it in `busy`. */
-function answerRequest(request: unknown, respond: (answer: ServerReply) => void, front?: 'sh'): void {
-  const after: Array<() => void> = [];
+function answerRequest(request: unknown, respond: (answer: ServerReply) => boolean | Promise<boolean> | void, front?: 'sh'): void {
+  const after: Array<(delivered: boolean) => void> = [];
   void reply(request, after, front)
     .catch((error: unknown): ServerReply => {
       log.error('request failed', { error });
       return { ok: false, error: 'internal error' };
     })
     .then((answer) => {
-      try {
-        respond(answer);
-      } finally {
-        // After the answers of hooks posted together with this one, before the next turn's: a hook of the session
-        // that arrives later sees what this one showed; one answered meanwhile sees it through services/inject's
-        // unrecorded set. The request counts as busy until its work ran.
+      // After the answers of hooks posted together with this one, before the next turn's: a hook of the session
+      // that arrives later sees what this one showed; one answered meanwhile sees it through services/inject's
+      // unrecorded set. The request counts as busy until its work ran. Told whether the answer reached its hook (the
+      // shell front's, written only while it waits; every other way is taken as delivered).
+      const queueAfter = (delivered: boolean): void =>
         afterAnswered.queue([
-          ...after,
+          ...after.map((work) => () => work(delivered)),
           () => {
             busy--;
             lastActivity = Date.now();
           },
         ]);
+      let delivered: boolean | Promise<boolean> | void = true;
+      try {
+        delivered = respond(answer);
+      } finally {
+        if (delivered instanceof Promise) void delivered.then(queueAfter, () => queueAfter(true));
+        else queueAfter(delivered !== false);
       }
     });
 }
@@ -529,8 +534,9 @@ function openHookMailbox(): void {
       answerRequest(
         request,
         (answer) => {
-          if (answer.ok && answer.op === 'hook') call.answer(answer.stdout);
-          else call.decline();
+          if (answer.ok && answer.op === 'hook') return call.answer(answer.stdout);
+          call.decline();
+          return true;
         },
         'sh',
       );

@@ -234,8 +234,10 @@ describe.skipIf(!existsSync(RUN_CLAUDE))('a marketplace install in the real Clau
     expect(before).toContain(engramLine(pushId, push));
     expect(before).not.toContain(`EG#${statusId} `);
     const last = texts(main.at(-1)?.body);
+    // A failure says which hooks added what, and how the server and hooks fared (a hook that answered late, say).
+    const why = () => `${JSON.stringify(addedContext(on.transcript))}\n${lastLogLines(engramHome)}`;
     for (const [id, engram] of [[pinnedId, pinned], [pushId, push], [statusId, status]] as const) {
-      expect(last).toContain(engramLine(id, engram));
+      expect(last, why()).toContain(engramLine(id, engram));
     }
     expect(last).toContain('[ENGRAM] Memories from earlier sessions that may apply to this request');
     expect(last).toContain('[ENGRAM] Memories from earlier sessions about this Bash call');

@@ -48,7 +48,7 @@ describe('SessionStart on the warm server (deferred work)', () => {
   for (const source of ['startup', 'compact']) {
     it(`answers first, then records the session (${source}) and what was shown, in that order`, async () => {
       const { store, runtime, call } = serverLike();
-      const deferred: Array<() => void> = [];
+      const deferred: Array<(delivered: boolean) => void> = [];
       const answer = await handleHookCall(call(`sess-${source}`, source), runtime, { defer: (work) => deferred.push(work) });
       expect(answer.outcome).toBe('answered');
       expect(answer.stdout).toContain('force-with-lease');
@@ -57,7 +57,7 @@ describe('SessionStart on the warm server (deferred work)', () => {
       expect(store.activity.shown(`sess-${source}`)).toEqual([]);
       // The session row, what was shown, the log line.
       expect(deferred.length).toBe(3);
-      for (const work of deferred) work();
+      for (const work of deferred) work(true);
       expect(store.sessions.get(`sess-${source}`)).toMatchObject({ agent: 'claude', start_source: source, project: 'shop' });
       expect(store.activity.shown(`sess-${source}`).map((row) => row.event)).toEqual(['SessionStart']);
       store.close();
@@ -69,7 +69,7 @@ describe('UserPromptSubmit on the warm server (deferred work)', () => {
   const text = 'how do I force-push my feature branch to git without losing work?';
   it('answers first, then stores the prompt ahead of the record of what was shown', async () => {
     const { store, runtime, prompt } = serverLike();
-    const deferred: Array<() => void> = [];
+    const deferred: Array<(delivered: boolean) => void> = [];
     const answer = await handleHookCall(prompt('sess-p', text), runtime, { defer: (work) => deferred.push(work) });
     expect(answer.outcome).toBe('answered');
     expect(answer.stdout).toContain('force-with-lease');
@@ -78,17 +78,17 @@ describe('UserPromptSubmit on the warm server (deferred work)', () => {
     expect(store.sessions.prompts('sess-p')).toEqual([]);
     // The prompt, what was shown, the log line.
     expect(deferred.length).toBe(3);
-    deferred[0]?.();
+    deferred[0]?.(true);
     expect(store.sessions.prompts('sess-p').map((row) => row.content)).toEqual([text]);
     expect(store.activity.shown('sess-p')).toEqual([]);
-    for (const work of deferred.slice(1)) work();
+    for (const work of deferred.slice(1)) work(true);
     expect(store.activity.shown('sess-p').map((row) => row.event)).toEqual(['UserPromptSubmit']);
     store.close();
   });
 
   it('injects the same as the in-process path, which stores the prompt before answering', async () => {
     const server = serverLike();
-    const deferred: Array<() => void> = [];
+    const deferred: Array<(delivered: boolean) => void> = [];
     const warm = await handleHookCall(server.prompt('sess-a', text), server.runtime, { defer: (work) => deferred.push(work) });
     const inProcess = serverLike();
     // Another session id: what the first answer showed is counted as shown in its session until its record is written.
@@ -96,7 +96,7 @@ describe('UserPromptSubmit on the warm server (deferred work)', () => {
     expect(inProcess.store.sessions.prompts('sess-b').map((row) => row.content)).toEqual([text]);
     expect(warm.stdout).toContain('force-with-lease');
     expect(warm.stdout).toBe(direct.stdout);
-    for (const work of deferred) work();
+    for (const work of deferred) work(true);
     server.store.close();
     inProcess.store.close();
   });

@@ -105,6 +105,9 @@ describe('the shell front, with a server that reads its pipe', () => {
     expect(shim.nodeRuns()).toEqual([]);
     // The server removed what the hook no longer needs (the sweep takes the claim and the marks).
     await until(() => !readdirSync(join(server.home, 'run', 'hooks')).some((name) => name.endsWith('.req') || name.endsWith('.out')), 'the call files removed');
+    // And was told the answer reached the hook.
+    await until(() => server.lines.some((line) => 'delivered' in line), 'the answer settled');
+    expect(server.lines.filter((line) => 'delivered' in line)).toEqual([{ delivered: true }]);
   });
 
   it('a payload far above PIPE_BUF (1 MiB) goes through the saved file', async () => {
@@ -149,7 +152,7 @@ describe('the shell front, with a server that reads its pipe', () => {
     expect(server.got('call')).toEqual([{ event: 'PreToolUse', stdinLength: '{"session_id":"declined"}'.length }]);
   });
 
-  it('a server that claims the call and answers late: the hook gives up after its wait, in silence (the server has it)', async () => {
+  it('a server that claims a recording call and answers late: the hook gives up after its wait, in silence (the server has it)', async () => {
     const server = await serve('slow');
     const shim = shimPath();
     const result = hook({ home: server.home, root: installFolder(), shim, entry: 'session-end' });
@@ -157,6 +160,22 @@ describe('the shell front, with a server that reads its pipe', () => {
     expect(result.ms).toBeLessThan(5_000);
     expect(shim.nodeRuns()).toEqual([]);
     await until(() => server.got('shell').length === 1, 'the call the server got');
+    // The late answer is not written, and the server is told so (it records nothing as shown).
+    await until(() => server.lines.some((line) => 'delivered' in line), 'the late answer', 10_000);
+    expect(server.lines.filter((line) => 'delivered' in line)).toEqual([{ delivered: false }]);
+  });
+
+  it('a server that claims a call whose answer is context and answers late: the launcher answers in-process after the wait', async () => {
+    const server = await serve('slow');
+    const shim = shimPath();
+    const root = installFolder();
+    const stdin = '{"session_id":"late"}';
+    const result = hook({ home: server.home, root, shim, entry: 'pre-tool-use', stdin });
+    expect(result).toMatchObject({ code: 0, stdout: `fast path: pre-tool-use timeout ${stdin.length}`, stderr: '' });
+    expect(shim.nodeRuns()).toEqual([`--v8-pool-size=1 ${root}/hooks/run.cjs pre-tool-use --agent claude --mailbox timeout`]);
+    await until(() => server.got('shell').length === 1, 'the call the server got');
+    await until(() => server.lines.some((line) => 'delivered' in line), 'the late answer', 10_000);
+    expect(server.lines.filter((line) => 'delivered' in line)).toEqual([{ delivered: false }]);
   });
 
   it('a call whose payload file is gone is declined at once (the hook still has the payload as its stdin)', async () => {

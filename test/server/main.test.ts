@@ -3,15 +3,19 @@
  * exactly what the server sees: a hook call whose hook closed its end before the server read it is dropped, not
  * handled a second time, while a call whose hook is still waiting is answered. The server is stopped (SIGSTOP) while
  * both clients send, so both requests are in the kernel's queue when it resumes: no race with a hook's wait budget.
+ * A shell front's call (hooks/run.sh's files, written here) whose hook stopped waiting before the answer could be
+ * written records nothing as shown — its payload file's time says the wait is over, as a busy server finds it.
  */
+import { spawn, spawnSync } from 'node:child_process';
 import { createConnection, type Socket } from 'node:net';
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, openSync, readFileSync, utimesSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openStore } from '../../src/core/index.js';
 import { serverPaths } from '../../src/server/address.js';
 import { PROTOCOL_VERSION } from '../../src/server/protocol.js';
-import { hookProcess, seed, stopServer, tempDir, until, waitForServer } from '../_helpers.js';
+import { shellMailboxOf } from '../../hooks/run.cjs';
+import { hookProcess, ROOT, seed, stopServer, tempDir, until, waitForServer } from '../_helpers.js';
 
 const stopCall = (session: string) => ({
   v: PROTOCOL_VERSION,
@@ -86,5 +90,52 @@ describe.skipIf(process.platform !== 'linux')('the server request loop', () => {
     expect(store.sessions.get('waiting')?.turns).toBe(1);
     expect(store.sessions.get('gave-up')?.turns ?? 0).toBe(0);
     store.close();
+  }, 60_000);
+
+  it('a shell front call answered after its hook stopped waiting records nothing as shown; one answered in time does', async () => {
+    const home = tempDir();
+    seed(home, [{ text: 'Docker builds need BuildKit: set DOCKER_BUILDKIT=1 before docker build in CI.', category: 'ops' }]);
+    await hookProcess('stop', JSON.stringify({ session_id: 'start', transcript_path: '/tmp/t.jsonl', cwd: '/tmp', hook_event_name: 'Stop', stop_hook_active: false }), { home, server: true });
+    await waitForServer(home);
+    const { fifo } = shellMailboxOf(home);
+    await until(() => existsSync(fifo), 'the shell front pipe');
+    const box = join(home, 'run', 'hooks');
+
+    /** What hooks/run.sh does for one pre-tool-use call, its payload file `ageMs` old; resolves with what its `cat` read. */
+    const post = (id: string, session: string, ageMs: number): Promise<string> => {
+      const payload = { session_id: session, transcript_path: '/tmp/t.jsonl', cwd: '/tmp', hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command: 'docker build .' } };
+      writeFileSync(join(box, `${id}.req`), JSON.stringify(payload));
+      const past = (Date.now() - ageMs) / 1000;
+      utimesSync(join(box, `${id}.req`), past, past);
+      spawnSync('mkfifo', [join(box, `${id}.out`)]);
+      const reader = spawn('timeout', ['5', 'cat', join(box, `${id}.out`)], { stdio: ['ignore', 'pipe', 'ignore'] });
+      let read = '';
+      reader.stdout.on('data', (chunk) => (read += chunk));
+      const done = new Promise<string>((resolve) => reader.on('close', () => resolve(read)));
+      const fd = openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK);
+      writeSync(fd, `${id}\tpre-tool-use\tclaude\t01\t${ROOT}\t\n`);
+      closeSync(fd);
+      return done;
+    };
+    const doneLines = () => hookLog(home).filter((line) => line.msg === 'hook done' && line.event === 'PreToolUse');
+
+    // Its hook's wait (800 ms) was over 10 s ago: the server answers nothing into the pipe.
+    const late = post('s1-0', 'late', 10_000);
+    await until(() => doneLines().length === 1, 'the late call handled');
+    expect(doneLines()[0]).toMatchObject({ path: 'server', front: 'sh', injected: [1], delivered: false });
+    // Just posted: answered, and recorded.
+    expect(await post('s1-1', 'on-time', 0)).toContain('DOCKER_BUILDKIT=1');
+    await until(() => doneLines().length === 2, 'the call in time handled');
+    expect(doneLines()[1]).toMatchObject({ path: 'server', front: 'sh', injected: [1] });
+    expect(doneLines()[1]).not.toHaveProperty('delivered');
+    await stopServer(home);
+    expect(await late).toBe('');
+    const store = openStore({ path: join(home, 'engram.db'), readonly: true });
+    try {
+      expect(store.activity.shown('late')).toEqual([]);
+      expect(store.activity.shown('on-time').map((row) => row.engram_id)).toEqual([1]);
+    } finally {
+      store.close();
+    }
   }, 60_000);
 });

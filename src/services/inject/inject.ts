@@ -34,9 +34,10 @@ export interface InjectDeps {
   governance?: GovernancePolicy;
   /**
    * Runs what was shown's recording after the answer is sent (the warm server: the hook is not kept waiting for the
-   * write); without it the recording runs before returning (a hook answering in-process).
+   * write), told whether the answer reached the hook (`delivered` false: its hook had stopped waiting, so nothing was
+   * shown); without it the recording runs before returning (a hook answering in-process).
    */
-  defer?(work: () => void): void;
+  defer?(work: (delivered: boolean) => void): void;
 }
 
 /** The environment a hook runs in, as injection needs it. */
@@ -103,9 +104,10 @@ function recordInjection(
   const pending = unrecorded.get(session.sessionId) ?? new Map<number, number>();
   unrecorded.set(session.sessionId, pending);
   for (const item of items) pending.set(item.id, (pending.get(item.id) ?? 0) + item.chars);
-  deps.defer(() => {
+  deps.defer((delivered) => {
     try {
-      write();
+      // An answer its hook never printed showed the agent nothing (the hook answers in-process instead, and records that).
+      if (delivered) write();
     } finally {
       for (const item of items) {
         const left = (pending.get(item.id) ?? 0) - item.chars;

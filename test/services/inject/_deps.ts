@@ -16,6 +16,6 @@ export function bm25InjectDeps(
     answeredBy: 'server',
     limits: { sessionStartChars: 4_000, promptChars: 2_000, toolChars: 2_000, sessionChars: options.sessionChars ?? 20_000 },
     now: () => new Date('2026-11-27T12:00:00.000Z'),
-    defer: options.defer ?? ((work) => work()),
+    defer: options.defer ?? ((work) => work(true)),
   };
 }

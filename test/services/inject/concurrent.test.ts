@@ -18,9 +18,9 @@ function setup(sessionChars = 20_000) {
   addEngram(store, { text: 'Docker builds in CI need BuildKit and its cache mount, or every build starts cold.' });
   addEngram(store, { text: 'The CI docker cache is keyed by the lockfile hash; a changed lockfile rebuilds everything.' });
   addEngram(store, { text: 'Fonts are served from the CDN, never bundled.' });
-  const deferred: Array<() => void> = [];
+  const deferred: Array<(delivered: boolean) => void> = [];
   const deps = bm25InjectDeps(store, { rrfK: 60, sessionChars, defer: (work) => deferred.push(work) });
-  return { store, deps, deferred, flush: () => deferred.splice(0).forEach((work) => work()) };
+  return { store, deps, deferred, flush: () => deferred.splice(0).forEach((work) => work(true)) };
 }
 
 describe('injectForQuery answered together for one session', () => {
@@ -57,10 +57,23 @@ describe('injectForQuery answered together for one session', () => {
     const first = await injectForQuery(deps, session, env, request);
     expect(first).not.toBeNull();
     store.close();
-    expect(() => deferred.splice(0).forEach((work) => work())).toThrow();
+    expect(() => deferred.splice(0).forEach((work) => work(true))).toThrow();
     const fresh = setup();
     const again = await injectForQuery({ ...fresh.deps }, session, env, request);
     expect(again?.ids).toEqual(first?.ids);
     fresh.flush();
   });
+
+  it('records nothing of an answer that never reached its hook, and frees its engrams and budget for the next', async () => {
+    const { store, deps, deferred } = setup();
+    const first = await injectForQuery(deps, session, env, request);
+    expect(first?.ids.length).toBeGreaterThan(0);
+    // The hook had stopped waiting (the warm server's answer came late): nothing was shown.
+    deferred.splice(0).forEach((work) => work(false));
+    expect(store.activity.shown(session.sessionId)).toEqual([]);
+    expect(store.activity.injectedChars(session.sessionId)).toBe(0);
+    // The next call of the session may show them.
+    expect((await injectForQuery(deps, session, env, request))?.ids).toEqual(first?.ids);
+  });
 });
+
