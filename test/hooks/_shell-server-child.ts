@@ -5,8 +5,8 @@
  * `echo` answers a shell front's call with what it got (entry, agent, hints, root, plugin data, the payload's length
  * and its first bytes); `decline` declines it (the hook runs the Node launcher); `slow` claims it and answers only
  * after 3 s (past the hook's wait); `old` opens no shell pipe. Every mode answers the Node launcher's calls (the other
- * pipe) with `node: <event> <mailbox form>`. Prints {ready}, {shell}, {delivered} (whether a shell answer reached its hook), {call}, {withdrawn}, {error};
- * exits on SIGTERM.
+ * pipe) with `node: <event> <mailbox form>`. Prints {ready}, {shell}, {delivered} (whether a shell answer reached its
+ * hook), {call}, {withdrawn}, {error}; exits on SIGTERM.
  * (A stand-in for the server's handler, to steer each case; test/e2e/hooks.test.ts runs the real server.)
  */
 import { mailboxOf, shellMailboxOf } from '../../hooks/run.cjs';
