@@ -1,7 +1,8 @@
 // A paired bootstrap over queries for "hybrid minus the best single signal": how far a cell's margin would move if
 // the split had drawn other queries of the same kind. The test splits hold 101–120 answerable queries, so one query
 // is worth about 0.01 of recall@10 — the size of the margin issue 18 asks for; the interval says which verdicts are
-// within that noise. Deterministic: the resampling is seeded by the cell's name.
+// within that noise. Deterministic: the resampling is seeded by the cell's name (one stream per cell).
+import { seededRandom } from './_random.js';
 
 /** Per-query recall@10 of each mode, aligned by query (index i is the same query in every list). */
 export interface PairedScores {
@@ -13,15 +14,6 @@ export interface MarginInterval {
   margin: number;
   low: number;
   high: number;
-}
-
-// The benches' seeded generator (bench/search-run.ts and others), one stream per cell.
-function random(seed: number): () => number {
-  let state = seed | 0;
-  return () => {
-    state = (Math.imul(state ^ (state >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) | 0;
-    return (state >>> 0) / 4294967296;
-  };
 }
 
 function seedOf(name: string): number {
@@ -39,7 +31,7 @@ export function marginInterval(scores: PairedScores, name: string, resamples = 2
   const all = Array.from({ length: n }, (_, i) => i);
   const marginOf = (picks: readonly number[]): number =>
     mean(scores.hybrid, picks) - Math.max(...scores.singles.map((single) => mean(single, picks)));
-  const next = random(seedOf(name));
+  const next = seededRandom(seedOf(name));
   const margins: number[] = [];
   const picks = new Array<number>(n);
   for (let r = 0; r < resamples; r++) {

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { loadSettings, readEnv, type Embedder, type EmbedderChoice, type Store } from '../src/core/index.js';
 import { evalSetFiles, runRetrievalBench, searchTuning, tuningQueryFile } from '../src/services/index.js';
 import { buildBm25Index, queryTerms, searchTerms } from '../src/services/recall/index.js';
+import { cosineDistance } from '../src/services/recall/vector-index.js';
 import { tuningOptions } from './_tuning-options.js';
 
 const { option, root, sets, embedders, modelDir } = tuningOptions();
@@ -120,14 +121,14 @@ for (const embedder of embedders) {
           if (space) for (const engram of store.engrams.iterate()) { const v = store.vectors().vectorOf(space, engram.id); if (v) vecs.push([engram.id, Float32Array.from(v)]); }
           const qs = queryLines.map((l) => l.q);
           pending.push(model.embed([...qs, ...qs.map(stripWh)]).then((out) => {
-            const norm = (v: Float32Array): number => Math.sqrt(v.reduce((s, x) => s + x * x, 0)) || 1;
+            // sqlite-vec's cosine, as the engine's vector list scores.
+            const similarity = (v: Float32Array, query: Float32Array): number => 1 - cosineDistance(v, 0, query, v.length);
             qs.forEach((q, i) => {
               const a = out[i] as Float32Array; const b = out[qs.length + i] as Float32Array;
               const byId: Record<number, [number, number]> = {};
               let full = -1, strip = -1;
               for (const [id, v] of vecs) {
-                let da = 0, db = 0; for (let d = 0; d < v.length; d++) { da += (a[d] as number) * (v[d] as number); db += (b[d] as number) * (v[d] as number); }
-                const nv = norm(v); const sa = da / (norm(a) * nv); const sb = db / (norm(b) * nv);
+                const sa = similarity(v, a); const sb = similarity(v, b);
                 byId[id] = [sa, sb]; full = Math.max(full, sa); strip = Math.max(strip, sb);
               }
               simsOf.set(`${si}|${q}`, { full, strip, byId });

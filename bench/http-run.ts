@@ -17,6 +17,7 @@ import { createLogger, loadSettings, openStore, readEnv } from '../src/core/inde
 import { createHttpApp, HTTP_ACTOR, HTTP_CALLER, listenHttp, type Binding } from '../src/http/index.js';
 import * as services from '../src/services/index.js';
 import { bm25WorkerBuilder, createSearchEngine, percentile, runOperation, searchTuning, workEnvironment } from '../src/services/index.js';
+import { seededRandom } from './_random.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string): string => {
@@ -30,11 +31,7 @@ const SECONDS = Number(option('--seconds', '10'));
 const emit = (record: Record<string, unknown>): void => console.log(JSON.stringify(record));
 const round = (ms: number): number => Math.round(ms * 100) / 100;
 
-let seed = 11;
-const random = (): number => {
-  seed = (Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) | 0;
-  return ((seed >>> 0) % 1_000_000) / 1_000_000;
-};
+const random = seededRandom(11);
 const VOCABULARY = [
   'build', 'test', 'deploy', 'cache', 'docker', 'index', 'migration', 'schema', 'query', 'timeout', 'retry', 'lint',
   'commit', 'branch', 'merge', 'release', 'package', 'config', 'token', 'session', 'request', 'handler', 'route',

@@ -15,6 +15,7 @@ import { hookEnvironment } from '../src/hooks/environment.js';
 // The SDK after our modules: in one unsplit bundle, zod's classes must be initialised before the SDK's schemas use them.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { seededRandom } from './_random.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string): string => {
@@ -28,11 +29,7 @@ const STARTS = Number(option('--starts', '10'));
 const emit = (record: Record<string, unknown>): void => console.log(JSON.stringify(record));
 const round = (ms: number): number => Math.round(ms * 100) / 100;
 
-let seed = 7;
-const random = (): number => {
-  seed = (Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) | 0;
-  return ((seed >>> 0) % 1_000_000) / 1_000_000;
-};
+const random = seededRandom(7);
 const WORDS = [
   'build', 'test', 'deploy', 'cache', 'docker', 'index', 'migration', 'schema', 'query', 'timeout', 'retry', 'lint',
   'commit', 'branch', 'merge', 'rebase', 'release', 'package', 'lockfile', 'bundle', 'config', 'token', 'auth',

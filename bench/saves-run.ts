@@ -18,6 +18,7 @@ import { openStore, type Store } from '../src/core/index.js';
 import * as services from '../src/services/index.js';
 import { rssOf, startBenchServer } from './_server.js';
 import { analyse, ruleVerdict, type Analysis } from '../src/services/governance/conflicts.js';
+import { seededRandom } from './_random.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string): string => {
@@ -35,11 +36,7 @@ const round = (value: number): number => Math.round(value * 100) / 100;
 const load = (): number[] => loadavg().map((n) => round(n));
 const pct = (values: number[], p: number): number => round([...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))] ?? 0);
 
-let seed = 23;
-const random = (): number => {
-  seed = (Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) | 0;
-  return ((seed >>> 0) % 1_000_000) / 1_000_000;
-};
+const random = seededRandom(23);
 const LESSONS = ['eval', 'eval-lessons'].flatMap((set) =>
   readFileSync(join(ROOT, 'fixtures', set, 'memories.jsonl'), 'utf8')
     .split('\n')

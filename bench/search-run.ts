@@ -27,6 +27,7 @@ import {
   TUNING,
   type SearchMode,
 } from '../src/services/index.js';
+import { seededRandom } from './_random.js';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -51,11 +52,7 @@ const MODEL_DIR = option('--model-dir', process.env.ENGRAM_MODEL_DIR ?? join(opt
 const DIM = 256;
 
 // Deterministic pseudo-random numbers, so every run searches the same corpus.
-let seed = 42;
-const random = (): number => {
-  seed = (Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) | 0;
-  return ((seed >>> 0) % 1_000_000) / 1_000_000;
-};
+const random = seededRandom(42);
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
 
 const STEMS = [

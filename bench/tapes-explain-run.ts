@@ -12,6 +12,7 @@ import {
   type LoadedTape,
   type TapeEvent,
 } from '../src/services/index.js';
+import { seededRandom } from './_random.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string): string => {
@@ -28,11 +29,7 @@ const FILES = 200;
 type Body = TapeEvent extends infer E ? (E extends TapeEvent ? Omit<E, 't' | 'source'> : never) : never;
 
 // Deterministic pseudo-random numbers, so every run builds the same tapes.
-let seed = 7;
-const random = (): number => {
-  seed = (Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) | 0;
-  return ((seed >>> 0) % 1_000_000) / 1_000_000;
-};
+const random = seededRandom(7);
 const int = (n: number): number => Math.floor(random() * n);
 const WORDS = 'token retry cache parser config session user request handler error timeout stream buffer index query span tape edit read write commit branch merge lock queue worker payload schema'.split(' ');
 const word = (): string => WORDS[int(WORDS.length)]!;

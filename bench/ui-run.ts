@@ -7,6 +7,7 @@ import { createHttpApp, listenHttp, type Binding } from '../src/http/index.js';
 import * as services from '../src/services/index.js';
 import { createSearchEngine, governancePolicy, importEngrams, listEngrams, reviewQueue, searchTuning, tapeLocation, writeTape, type TapeEvent } from '../src/services/index.js';
 import { UI_SECRET_HEADER, viewerApp } from '../src/ui/index.js';
+import { seededRandom } from './_random.js';
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: number): number => {
@@ -22,11 +23,7 @@ const TAPE_EVENTS = option('--tape-events', 400);
 const root = args[args.indexOf('--root') + 1] as string;
 const textIndexWorker = args[args.indexOf('--text-index-worker') + 1] ?? '';
 
-let seed = 17;
-const random = (): number => {
-  seed = (Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) | 0;
-  return ((seed >>> 0) % 1_000_000) / 1_000_000;
-};
+const random = seededRandom(17);
 const WORDS = 'build deploy cache test lint migrate schema index query route handler worker queue token config docker node python rust react api auth log metric trace'.split(' ');
 const CATEGORIES = ['development', 'development/node', 'development/web', 'ops', 'ci', 'testing', 'security'];
 const PROJECTS = ['shop', 'billing', 'infra', 'web', null];

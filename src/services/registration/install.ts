@@ -52,8 +52,10 @@ const TRUST_STEP =
   "(it records Codex's own hash of each Engram hook in config.toml; running it is your consent), " +
   'or start codex, type /hooks and trust them.';
 
-/** Hook commands are `sh "<root>/hooks/run.sh" …` (which runs `<root>/hooks/run.cjs`) run by a shell: the folder must
- * exist, hold both, and quote safely. */
+/**
+ * Hook commands are `sh "<root>/hooks/run.sh" …` (which runs `<root>/hooks/run.cjs`) run by a shell: the folder must
+ * exist, hold both, and quote safely.
+ */
 function checkInstallRoot(root: string): void {
   if (!isAbsolute(root)) throw new EngramError('INTERNAL', `install folder ${root} is not absolute`);
   if (/["$`\\]/.test(root)) {

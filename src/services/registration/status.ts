@@ -26,7 +26,8 @@ export interface SettingsRegistration {
   missing_events: string[];
   /**
    * The install folders the commands run from: `current` (this install), `elsewhere` (another, existing install),
-   * `missing` (the folder is gone), `unknown` (a command in neither the `sh "<root>/hooks/run.sh"` nor the `node "<root>/hooks/run.cjs"` form).
+   * `missing` (the folder is gone), `unknown` (a command in neither the `sh "<root>/hooks/run.sh"` nor the
+   * `node "<root>/hooks/run.cjs"` form).
    */
   roots: Array<{ root: string; state: 'current' | 'elsewhere' | 'missing' | 'unknown' }>;
   /** Codex project scope: false when Codex does not load the file because the project is not trusted. */
